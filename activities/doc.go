@@ -1,0 +1,18 @@
+// Package activities holds accerl's Temporal activities: the work that touches disks, clocks
+// and CPUs, as methods on structs that carry their dependencies.
+//
+//   - Trainer.TrainSegment runs the AcceRL engine (package engine) for a bounded number of
+//     trainer updates, heartbeating its progress, then writes a checkpoint, the segment's
+//     metrics rows and the run summary, and returns a TrainSegmentResult.
+//   - Trainer.FinishRun records a run's final status.
+//   - Reporter.PrepareExperiment writes the experiment manifest; Reporter.Report builds the
+//     report from stored metrics.
+//
+// Each activity has exactly one Input and one Result struct so fields can be added without
+// breaking running workflow histories. The engine underneath (activities/engine) and the
+// checkpoint store (activities/checkpoint) know nothing of Temporal.
+//
+// A retried TrainSegment always restarts from the checkpoint of the previous segment, never
+// from its own partial work, and replaces the metrics file of its segment: a crash costs at most
+// one segment of compute and never duplicates or changes results.
+package activities

@@ -1,0 +1,448 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// Policy is the network the inference service runs. *kernels.ActorCritic
+// satisfies it. Act fills actions, logp and values for n observations laid out
+// row-major in obs, sampling actions with rng; it need not be safe for
+// concurrent use because only the service goroutine calls it.
+type Policy interface {
+	Act(obs []float64, n int, rng *rand.Rand, actions []int, logp, values []float64)
+	SetParams(p []float64)
+}
+
+// InferenceConfig configures an InferenceService.
+type InferenceConfig struct {
+	// ObsDim is the length of every request's observation.
+	ObsDim int
+	// MaxBatch is the most requests one batch holds; a batch runs as soon as
+	// this many are queued. Larger values amortise compute over more
+	// requests.
+	MaxBatch int
+	// MaxWait is how long the oldest queued request may wait before a partial
+	// batch runs. Every environment's step cycle pays up to this much extra
+	// latency, so it trades batch size against throughput.
+	MaxWait time.Duration
+	// Lag makes batches act with the weights of version max(0, v-Lag), where
+	// v is the newest published version (artificial policy lag for
+	// ablations; 0 = act with the newest weights).
+	Lag int
+	// PerRequestRNG samples every request's action with the request's own
+	// RNG, one row at a time, so that results do not depend on how requests
+	// were grouped into batches (sync mode determinism). Otherwise a batch is
+	// evaluated in one call with the service's RNG.
+	PerRequestRNG bool
+	// Clock is the time source; nil means RealClock.
+	Clock Clock
+}
+
+// Request is one environment's call for an action. A requester owns its
+// Request; it must not touch Obs between Submit and the reply. Create one
+// with NewRequest and reuse it for successive steps of the same environment.
+type Request struct {
+	// Obs is the observation (ObsDim values).
+	Obs []float64
+	// RNG samples this request's action when the service runs with
+	// PerRequestRNG; it is used by the service goroutine only while the
+	// requester waits.
+	RNG *rand.Rand
+
+	arrived time.Time
+	reply   chan Reply
+}
+
+// NewRequest returns a request with an ObsDim-long observation buffer.
+func NewRequest(obsDim int) *Request {
+	return &Request{Obs: make([]float64, obsDim), reply: make(chan Reply, 1)}
+}
+
+// Reply is the service's answer to one request.
+type Reply struct {
+	// Action is the sampled discrete action.
+	Action int
+	// LogProb is log π(Action | Obs) under the acting weights.
+	LogProb float64
+	// Value is the critic's V(Obs) under the acting weights.
+	Value float64
+	// Version is the policy version of the acting weights.
+	Version int64
+	// Wait is the time the request spent queued before its batch started.
+	Wait time.Duration
+}
+
+// Wait blocks until the service replies to r or ctx is done.
+func (r *Request) Wait(ctx context.Context) (Reply, error) {
+	select {
+	case rep := <-r.reply:
+		return rep, nil
+	case <-ctx.Done():
+		return Reply{}, fmt.Errorf("wait for action: %w", ctx.Err())
+	}
+}
+
+// BatchRecord describes one batch the service ran.
+type BatchRecord struct {
+	// Start is the clock time at which the batch was formed.
+	Start time.Time
+	// Size is the number of requests in the batch.
+	Size int
+	// Waiting is the number of requests queued when the batch was formed
+	// (Size plus those left for the next batch).
+	Waiting int
+	// Waits holds each batched request's queue wait, in queue order.
+	Waits []time.Duration
+	// Compute is the time spent evaluating the policy.
+	Compute time.Duration
+	// Version is the policy version the batch acted with.
+	Version int64
+}
+
+// InferenceStats aggregates BatchRecords.
+type InferenceStats struct {
+	// Batches and Requests count batches run and requests answered.
+	Batches, Requests int64
+	// WaitingSum is the sum over batches of BatchRecord.Waiting.
+	WaitingSum int64
+	// SizeHist[k] counts batches of size k (length MaxBatch+1).
+	SizeHist []int
+	// Compute is the total compute time.
+	Compute time.Duration
+
+	waits durationHist
+}
+
+func newInferenceStats(maxBatch int) InferenceStats {
+	return InferenceStats{SizeHist: make([]int, maxBatch+1)}
+}
+
+func (s *InferenceStats) add(b *BatchRecord) {
+	s.Batches++
+	s.Requests += int64(b.Size)
+	s.WaitingSum += int64(b.Waiting)
+	s.SizeHist[b.Size]++
+	s.Compute += b.Compute
+	for _, w := range b.Waits {
+		s.waits.add(w)
+	}
+}
+
+// MeanBatch is the mean batch size (0 before the first batch).
+func (s *InferenceStats) MeanBatch() float64 {
+	if s.Batches == 0 {
+		return 0
+	}
+	return float64(s.Requests) / float64(s.Batches)
+}
+
+// MeanWaiting is the mean number of requests queued when a batch was formed.
+func (s *InferenceStats) MeanWaiting() float64 {
+	if s.Batches == 0 {
+		return 0
+	}
+	return float64(s.WaitingSum) / float64(s.Batches)
+}
+
+// WaitQuantileMs returns the q-quantile of queue waits in milliseconds (2.2%
+// bucket resolution, see durationHist).
+func (s *InferenceStats) WaitQuantileMs(q float64) float64 { return s.waits.quantileMs(q) }
+
+// ComputePerRequest is the mean compute time per answered request.
+func (s *InferenceStats) ComputePerRequest() time.Duration {
+	if s.Requests == 0 {
+		return 0
+	}
+	return s.Compute / time.Duration(s.Requests)
+}
+
+type versionedParams struct {
+	version int64
+	params  []float64
+}
+
+// InferenceService batches action requests from many environments and runs
+// them through one policy replica. A batch runs when MaxBatch requests are
+// queued or when the oldest queued request has waited MaxWait, whichever
+// comes first; every request is answered exactly once. New weights arrive
+// through Publish and are swapped in between batches, never during one.
+type InferenceService struct {
+	cfg    InferenceConfig
+	clock  Clock
+	policy Policy
+	rng    *rand.Rand
+	in     chan *Request
+
+	mu       sync.Mutex
+	history  []versionedParams // published weights, oldest first, newest last
+	segment  InferenceStats
+	window   InferenceStats
+	onBatch  func(BatchRecord)
+	loaded   int64 // version currently loaded into policy, -1 = none
+	obsBuf   []float64
+	actBuf   []int
+	logpBuf  []float64
+	valueBuf []float64
+}
+
+// NewInferenceService returns a service that evaluates policy (which it then
+// owns) and samples actions with rng unless cfg.PerRequestRNG is set. It
+// panics on a non-positive ObsDim or MaxBatch, or a negative MaxWait or Lag.
+func NewInferenceService(cfg InferenceConfig, policy Policy, rng *rand.Rand) *InferenceService {
+	if cfg.ObsDim <= 0 || cfg.MaxBatch <= 0 || cfg.MaxWait < 0 || cfg.Lag < 0 {
+		panic(fmt.Sprintf("engine: NewInferenceService: bad config %+v", cfg))
+	}
+	clock := cfg.Clock
+	if clock == nil {
+		clock = RealClock{}
+	}
+	return &InferenceService{
+		cfg:      cfg,
+		clock:    clock,
+		policy:   policy,
+		rng:      rng,
+		in:       make(chan *Request, 4*cfg.MaxBatch),
+		segment:  newInferenceStats(cfg.MaxBatch),
+		window:   newInferenceStats(cfg.MaxBatch),
+		loaded:   -1,
+		obsBuf:   make([]float64, cfg.MaxBatch*cfg.ObsDim),
+		actBuf:   make([]int, cfg.MaxBatch),
+		logpBuf:  make([]float64, cfg.MaxBatch),
+		valueBuf: make([]float64, cfg.MaxBatch),
+	}
+}
+
+// OnBatch registers f to be called (from the service goroutine, after the
+// replies were sent) with every batch's record. Set it before Run.
+func (s *InferenceService) OnBatch(f func(BatchRecord)) {
+	s.mu.Lock()
+	s.onBatch = f
+	s.mu.Unlock()
+}
+
+// Publish makes params (copied) available as policy version version. Batches
+// that start after Publish returns act with version max(0, version-Lag), or
+// with the oldest published version above that if that exact version was
+// never published. Versions must be published in increasing order.
+func (s *InferenceService) Publish(version int64, params []float64) {
+	p := append([]float64(nil), params...)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := len(s.history); n > 0 && s.history[n-1].version >= version {
+		panic(fmt.Sprintf("engine: Publish: version %d after %d", version, s.history[n-1].version))
+	}
+	s.history = append(s.history, versionedParams{version, p})
+	// Keep only what a batch may still need: versions >= newest-Lag.
+	keepFrom := 0
+	for keepFrom < len(s.history)-1 && s.history[keepFrom].version < version-int64(s.cfg.Lag) {
+		keepFrom++
+	}
+	s.history = append(s.history[:0], s.history[keepFrom:]...)
+}
+
+// published returns copies of the retained weight history, oldest first.
+func (s *InferenceService) published() []versionedParams {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]versionedParams, len(s.history))
+	for i, h := range s.history {
+		out[i] = versionedParams{h.version, append([]float64(nil), h.params...)}
+	}
+	return out
+}
+
+// actingWeights picks the weights a batch starting now acts with.
+func (s *InferenceService) actingWeights() (versionedParams, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.history)
+	if n == 0 {
+		return versionedParams{}, false
+	}
+	target := s.history[n-1].version - int64(s.cfg.Lag)
+	if target < 0 {
+		target = 0
+	}
+	// The oldest retained version >= target, else the newest.
+	for _, h := range s.history {
+		if h.version >= target {
+			return h, true
+		}
+	}
+	return s.history[n-1], true
+}
+
+// Submit stamps r with the current time and queues it. It fails only when
+// ctx is done before the request could be queued.
+func (s *InferenceService) Submit(ctx context.Context, r *Request) error {
+	if len(r.Obs) != s.cfg.ObsDim {
+		panic(fmt.Sprintf("engine: Submit: observation has %d values, want %d", len(r.Obs), s.cfg.ObsDim))
+	}
+	if s.cfg.PerRequestRNG && r.RNG == nil {
+		panic("engine: Submit: PerRequestRNG service needs Request.RNG")
+	}
+	// Drop a reply left over from a submission whose requester gave up.
+	select {
+	case <-r.reply:
+	default:
+	}
+	r.arrived = s.clock.Now()
+	select {
+	case s.in <- r:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("submit inference request: %w", ctx.Err())
+	}
+}
+
+// Infer submits r and waits for its reply.
+func (s *InferenceService) Infer(ctx context.Context, r *Request) (Reply, error) {
+	if err := s.Submit(ctx, r); err != nil {
+		return Reply{}, err
+	}
+	return r.Wait(ctx)
+}
+
+// TakeWindow returns the statistics gathered since the previous TakeWindow
+// (or ResetStats) and starts a new window.
+func (s *InferenceService) TakeWindow() InferenceStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.window
+	s.window = newInferenceStats(s.cfg.MaxBatch)
+	return w
+}
+
+// SegmentStats returns a copy of the statistics gathered since ResetStats.
+func (s *InferenceService) SegmentStats() InferenceStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.segment
+	c.SizeHist = append([]int(nil), s.segment.SizeHist...)
+	return c
+}
+
+// ResetStats clears both the segment and the window statistics.
+func (s *InferenceService) ResetStats() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.segment = newInferenceStats(s.cfg.MaxBatch)
+	s.window = newInferenceStats(s.cfg.MaxBatch)
+}
+
+// Run serves requests until ctx is done, then discards whatever is still
+// queued (its requesters are expected to give up through their own ctx) and
+// returns nil. Only one Run may be active at a time.
+func (s *InferenceService) Run(ctx context.Context) error {
+	s.discardQueued()
+	var (
+		queue    []*Request
+		timer    Timer
+		timerC   <-chan time.Time
+		deadline time.Time
+	)
+	stopTimer := func() {
+		if timer != nil {
+			timer.Stop()
+			timer, timerC = nil, nil
+		}
+	}
+	defer stopTimer()
+	for {
+		// Run every batch the rule allows right now.
+		for len(queue) > 0 {
+			queue = s.drain(queue)
+			now := s.clock.Now()
+			if len(queue) < s.cfg.MaxBatch && now.Sub(queue[0].arrived) < s.cfg.MaxWait {
+				break
+			}
+			n := min(len(queue), s.cfg.MaxBatch)
+			s.runBatch(queue[:n], len(queue), now)
+			queue = append(queue[:0], queue[n:]...)
+		}
+		// Sleep until a new request arrives or the oldest one's deadline.
+		if len(queue) == 0 {
+			stopTimer()
+		} else if d := queue[0].arrived.Add(s.cfg.MaxWait); timer == nil || !d.Equal(deadline) {
+			stopTimer()
+			deadline = d
+			timer = s.clock.NewTimer(d.Sub(s.clock.Now()))
+			timerC = timer.C()
+		}
+		select {
+		case <-ctx.Done():
+			s.discardQueued()
+			return nil
+		case r := <-s.in:
+			queue = append(queue, r)
+		case <-timerC:
+			timer, timerC = nil, nil
+		}
+	}
+}
+
+// drain moves every request already sitting in the channel onto the queue.
+func (s *InferenceService) drain(queue []*Request) []*Request {
+	for {
+		select {
+		case r := <-s.in:
+			queue = append(queue, r)
+		default:
+			return queue
+		}
+	}
+}
+
+func (s *InferenceService) discardQueued() {
+	for {
+		select {
+		case <-s.in:
+		default:
+			return
+		}
+	}
+}
+
+// runBatch evaluates batch with the acting weights and replies to each
+// request exactly once.
+func (s *InferenceService) runBatch(batch []*Request, waiting int, start time.Time) {
+	w, ok := s.actingWeights()
+	if ok && w.version != s.loaded {
+		s.policy.SetParams(w.params)
+		s.loaded = w.version
+	}
+	n, d := len(batch), s.cfg.ObsDim
+	rec := BatchRecord{Start: start, Size: n, Waiting: waiting, Waits: make([]time.Duration, n), Version: w.version}
+	for i, r := range batch {
+		rec.Waits[i] = start.Sub(r.arrived)
+		copy(s.obsBuf[i*d:(i+1)*d], r.Obs)
+	}
+	t0 := s.clock.Now()
+	if s.cfg.PerRequestRNG {
+		for i, r := range batch {
+			s.policy.Act(s.obsBuf[i*d:(i+1)*d], 1, r.RNG, s.actBuf[i:i+1], s.logpBuf[i:i+1], s.valueBuf[i:i+1])
+		}
+	} else {
+		s.policy.Act(s.obsBuf[:n*d], n, s.rng, s.actBuf[:n], s.logpBuf[:n], s.valueBuf[:n])
+	}
+	rec.Compute = s.clock.Now().Sub(t0)
+	for i, r := range batch {
+		select {
+		case r.reply <- Reply{Action: s.actBuf[i], LogProb: s.logpBuf[i], Value: s.valueBuf[i], Version: w.version, Wait: rec.Waits[i]}:
+		default:
+			panic("engine: inference request submitted again before its reply was read")
+		}
+	}
+	s.mu.Lock()
+	s.segment.add(&rec)
+	s.window.add(&rec)
+	f := s.onBatch
+	s.mu.Unlock()
+	if f != nil {
+		f(rec)
+	}
+}

@@ -1,0 +1,212 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// Chunk is a contiguous piece of one environment's trajectory inside one
+// episode: T steps of (observation, action, behaviour log-probability,
+// behaviour value, reward, acting policy version). A chunk ends when it holds
+// ChunkSteps steps ("cut"), when the episode terminates or is truncated, or at
+// the end of a sync round (also a cut).
+type Chunk struct {
+	// Env is the global environment index (worker*EnvsPerWorker + slot).
+	Env int
+	// Seq numbers the chunks of one environment from 0 across the whole run;
+	// (Env, Seq) orders a batch deterministically.
+	Seq int64
+	// Obs holds T observations row-major (T*ObsDim values).
+	Obs []float64
+	// Actions, LogProbs and Values are what the acting policy chose and
+	// estimated at each step; Rewards what the environment returned.
+	Actions  []int
+	LogProbs []float64
+	Values   []float64
+	Rewards  []float64
+	// Versions is the policy version that chose each action.
+	Versions []int64
+	// Terminated means the episode ended in a terminal state after the last
+	// step: the trainer bootstraps with 0.
+	Terminated bool
+	// Truncated means the episode hit its time limit after the last step.
+	Truncated bool
+	// NextObs is the observation after the last step when the chunk did not
+	// terminate (cut or truncated): the trainer bootstraps with V(NextObs).
+	NextObs []float64 `json:",omitempty"`
+	// Staleness is set by ReplayBuffer.Take: the trainer's version at take
+	// time minus Versions[t], per step.
+	Staleness []int64 `json:"-"`
+}
+
+// Len returns the number of steps in the chunk.
+func (c *Chunk) Len() int { return len(c.Actions) }
+
+// minVersion returns the oldest acting version in the chunk.
+func (c *Chunk) minVersion() int64 {
+	m := c.Versions[0]
+	for _, v := range c.Versions[1:] {
+		m = min(m, v)
+	}
+	return m
+}
+
+// ReplayDrops counts what a ReplayBuffer discarded.
+type ReplayDrops struct {
+	// CapacityChunks/CapacitySteps were evicted (oldest first) to make room.
+	CapacityChunks, CapacitySteps int64
+	// StaleChunks/StaleSteps were discarded because one of their steps was
+	// more than MaxStaleness versions old.
+	StaleChunks, StaleSteps int64
+}
+
+// ReplayBuffer is the FIFO of trajectory chunks between rollout workers and
+// the trainer. It holds at most Capacity steps, evicting the oldest chunks
+// when a push would exceed it, and hands out whole chunks in arrival order.
+// It is safe for concurrent use.
+type ReplayBuffer struct {
+	capacity     int
+	maxStaleness int64
+
+	mu      sync.Mutex
+	chunks  []*Chunk
+	steps   int
+	version int64
+	notify  chan struct{} // closed and replaced on every push
+	drops   ReplayDrops
+}
+
+// NewReplayBuffer returns an empty buffer holding up to capacity steps.
+// maxStaleness > 0 makes Take discard chunks containing a step whose acting
+// version is more than maxStaleness behind the current version; 0 keeps
+// everything. It panics on a non-positive capacity or negative maxStaleness.
+func NewReplayBuffer(capacity, maxStaleness int) *ReplayBuffer {
+	if capacity <= 0 || maxStaleness < 0 {
+		panic(fmt.Sprintf("engine: NewReplayBuffer: capacity %d, maxStaleness %d", capacity, maxStaleness))
+	}
+	return &ReplayBuffer{capacity: capacity, maxStaleness: int64(maxStaleness), notify: make(chan struct{})}
+}
+
+// SetVersion records the trainer's current policy version, against which
+// staleness is measured.
+func (b *ReplayBuffer) SetVersion(v int64) {
+	b.mu.Lock()
+	b.version = v
+	b.mu.Unlock()
+}
+
+// Push appends c, evicting the oldest chunks while the buffer would exceed
+// its capacity. It panics if c is empty or alone exceeds the capacity.
+func (b *ReplayBuffer) Push(c *Chunk) {
+	n := c.Len()
+	if n == 0 || n > b.capacity {
+		panic(fmt.Sprintf("engine: ReplayBuffer.Push: chunk of %d steps, capacity %d", n, b.capacity))
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.steps+n > b.capacity {
+		old := b.chunks[0]
+		b.chunks[0] = nil
+		b.chunks = b.chunks[1:]
+		b.steps -= old.Len()
+		b.drops.CapacityChunks++
+		b.drops.CapacitySteps += int64(old.Len())
+	}
+	b.chunks = append(b.chunks, c)
+	b.steps += n
+	close(b.notify)
+	b.notify = make(chan struct{})
+}
+
+// pruneStale drops chunks that exceed maxStaleness. Callers hold mu.
+func (b *ReplayBuffer) pruneStale() {
+	if b.maxStaleness == 0 {
+		return
+	}
+	kept := b.chunks[:0]
+	for _, c := range b.chunks {
+		if b.version-c.minVersion() > b.maxStaleness {
+			b.steps -= c.Len()
+			b.drops.StaleChunks++
+			b.drops.StaleSteps += int64(c.Len())
+			continue
+		}
+		kept = append(kept, c)
+	}
+	clear(b.chunks[len(kept):])
+	b.chunks = kept
+}
+
+// Take blocks until the buffer holds at least minSteps steps (after dropping
+// stale chunks), then removes and returns the oldest whole chunks whose
+// lengths add up to at least minSteps, with Staleness filled in. It returns
+// an error only when ctx is done first. minSteps must be in [1, capacity].
+func (b *ReplayBuffer) Take(ctx context.Context, minSteps int) ([]*Chunk, error) {
+	if minSteps <= 0 || minSteps > b.capacity {
+		panic(fmt.Sprintf("engine: ReplayBuffer.Take: minSteps %d outside [1, %d]", minSteps, b.capacity))
+	}
+	for {
+		b.mu.Lock()
+		b.pruneStale()
+		if b.steps >= minSteps {
+			var out []*Chunk
+			got := 0
+			for got < minSteps {
+				c := b.chunks[0]
+				b.chunks[0] = nil
+				b.chunks = b.chunks[1:]
+				got += c.Len()
+				c.Staleness = make([]int64, c.Len())
+				for t, v := range c.Versions {
+					c.Staleness[t] = b.version - v
+				}
+				out = append(out, c)
+			}
+			b.steps -= got
+			b.mu.Unlock()
+			return out, nil
+		}
+		wake := b.notify
+		b.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("take %d steps from replay: %w", minSteps, ctx.Err())
+		}
+	}
+}
+
+// Len returns the number of chunks and steps held.
+func (b *ReplayBuffer) Len() (chunks, steps int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.chunks), b.steps
+}
+
+// Drops returns the running drop counters.
+func (b *ReplayBuffer) Drops() ReplayDrops {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.drops
+}
+
+// contents returns the held chunks, oldest first (the chunks themselves are
+// shared; callers must not modify them).
+func (b *ReplayBuffer) contents() []*Chunk {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]*Chunk(nil), b.chunks...)
+}
+
+// restore replaces the contents and drop counters (snapshot resume).
+func (b *ReplayBuffer) restore(chunks []*Chunk, drops ReplayDrops) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.chunks = append([]*Chunk(nil), chunks...)
+	b.steps = 0
+	for _, c := range chunks {
+		b.steps += c.Len()
+	}
+	b.drops = drops
+}

@@ -1,0 +1,65 @@
+package activities
+
+import (
+	"math"
+
+	"github.com/accerl/accerl/activities/engine"
+	"github.com/accerl/accerl/reports"
+)
+
+// recorder turns the engine's per-update reports into metrics and episode rows for one
+// segment.
+type recorder struct {
+	segment    int32
+	startWallS float64
+	metrics    []reports.MetricsRow
+	episodes   []reports.EpisodeRow
+}
+
+func newRecorder(segment int32, startWallS float64) *recorder {
+	return &recorder{segment: segment, startWallS: startWallS}
+}
+
+func (r *recorder) add(u engine.UpdateReport) {
+	ret := math.NaN()
+	if len(u.Episodes) > 0 {
+		var s float64
+		for _, e := range u.Episodes {
+			s += e.Return
+		}
+		ret = s / float64(len(u.Episodes))
+	}
+	for _, e := range u.Episodes {
+		r.episodes = append(r.episodes, reports.EpisodeRow{
+			Segment: r.segment, EnvSteps: e.EnvSteps, Return: e.Return, Length: int64(e.Length),
+			PolicyVersion: e.PolicyVersion, Success: math.NaN(),
+		})
+	}
+	r.metrics = append(r.metrics, reports.MetricsRow{
+		Segment:        r.segment,
+		Step:           u.Update,
+		EnvSteps:       u.EnvSteps,
+		Updates:        u.Update,
+		WallS:          r.startWallS + u.Wall.Seconds(),
+		EpisodeReturn:  ret,
+		Episodes:       int64(len(u.Episodes)),
+		Success:        math.NaN(),
+		PolicyVersion:  u.PolicyVersion,
+		Staleness:      u.MeanStaleness,
+		StepsPerS:      u.StepsPerS,
+		InferenceBatch: u.MeanBatch,
+		QueueWaitMs:    u.P99WaitMs,
+		TrainerBusy:    u.TrainerBusy,
+		CPUUtil:        math.NaN(),
+		GPUUtil:        math.NaN(),
+		GPUMem:         math.NaN(),
+		Horizon:        math.NaN(),
+		WMValLoss:      math.NaN(),
+		PolicyLoss:     u.Stats.PolicyLoss,
+		ValueLoss:      u.Stats.ValueLoss,
+		Entropy:        u.Stats.Entropy,
+		ApproxKL:       u.Stats.ApproxKL,
+		ClipFrac:       u.Stats.ClipFrac,
+		GradNorm:       u.Stats.GradNorm,
+	})
+}

@@ -1,0 +1,63 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/accerl/accerl/reports"
+)
+
+// Reporter writes experiment-level files: the experiment manifest and the report.
+type Reporter struct{}
+
+// PrepareExperimentInput describes the experiment whose output directory is being set up.
+type PrepareExperimentInput struct {
+	ExpDir   string                     `json:"exp_dir"`
+	Manifest reports.ExperimentManifest `json:"manifest"`
+}
+
+// PrepareExperimentResult is empty; it exists so fields can be added later.
+type PrepareExperimentResult struct{}
+
+// PrepareExperiment creates the experiment directory and writes experiment.json, unless a
+// manifest for the same spec hash is already there (a resumed experiment keeps its original
+// creation time). A manifest of a different spec in the same directory is an error: two
+// experiments would mix their results.
+func (r *Reporter) PrepareExperiment(ctx context.Context, in PrepareExperimentInput) (PrepareExperimentResult, error) {
+	if err := os.MkdirAll(in.ExpDir, 0o755); err != nil {
+		return PrepareExperimentResult{}, fmt.Errorf("create experiment dir: %w", err)
+	}
+	path := filepath.Join(in.ExpDir, "experiment.json")
+	var old reports.ExperimentManifest
+	if err := reports.ReadJSON(path, &old); err == nil {
+		if old.SpecHash == in.Manifest.SpecHash {
+			return PrepareExperimentResult{}, nil
+		}
+		return PrepareExperimentResult{}, fmt.Errorf("experiment dir %s already holds results of spec %.12s (this spec is %.12s); choose another --out or remove it", in.ExpDir, old.SpecHash, in.Manifest.SpecHash)
+	}
+	return PrepareExperimentResult{}, reports.WriteJSON(path, in.Manifest)
+}
+
+// ReportInput names the experiment directory to report on.
+type ReportInput struct {
+	ExpDir string `json:"exp_dir"`
+}
+
+// ReportResult says where the report went.
+type ReportResult struct {
+	Markdown    string   `json:"markdown"`
+	ResultsJSON string   `json:"results_json"`
+	Figures     []string `json:"figures"`
+	Partial     bool     `json:"partial"`
+}
+
+// Report regenerates the report from the stored metrics of every run.
+func (r *Reporter) Report(ctx context.Context, in ReportInput) (ReportResult, error) {
+	rep, err := reports.Generate(in.ExpDir, reports.Options{})
+	if err != nil {
+		return ReportResult{}, fmt.Errorf("generate report: %w", err)
+	}
+	return ReportResult{Markdown: rep.Markdown, ResultsJSON: rep.ResultsJSON, Figures: rep.Figures, Partial: rep.Partial}, nil
+}

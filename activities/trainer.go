@@ -1,0 +1,318 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/accerl/accerl/activities/checkpoint"
+	"github.com/accerl/accerl/activities/engine"
+	"github.com/accerl/accerl/reports"
+	"github.com/accerl/accerl/specs"
+)
+
+// Trainer runs training segments. It has no dependencies yet; it is a struct so that
+// workers can hand it shared resources (device handles, caches) later without changing the
+// activity signatures.
+type Trainer struct{}
+
+// TrainSegmentInput is everything one training segment needs. The workflow fills it from
+// the resolved spec and its own counters.
+type TrainSegmentInput struct {
+	// RunDir is the run's output directory (<out>/<arm>/seed-<seed>).
+	RunDir string `json:"run_dir"`
+	// Experiment, Arm and Seed identify the run.
+	Experiment string `json:"experiment"`
+	Arm        string `json:"arm"`
+	Seed       uint64 `json:"seed"`
+	// SpecHash is the resolved experiment's hash; checkpoints record it.
+	SpecHash string `json:"spec_hash"`
+	// Config is the arm's resolved configuration.
+	Config specs.Config `json:"config"`
+	// Segment numbers segments from 1. Segment k resumes from the checkpoint of segment k-1.
+	Segment int32 `json:"segment"`
+	// Updates is how many trainer updates this segment runs.
+	Updates int `json:"updates"`
+	// TotalUpdates is the run's planned number of updates (for learning-rate annealing).
+	TotalUpdates int `json:"total_updates"`
+	// StartWallS is the run's accumulated training wall time before this segment.
+	StartWallS float64 `json:"start_wall_s"`
+}
+
+// TrainSegmentResult summarises a finished segment; the run workflow keeps these counters.
+type TrainSegmentResult struct {
+	Segment      int32   `json:"segment"`
+	Checkpoint   string  `json:"checkpoint"`
+	EnvSteps     int64   `json:"env_steps"`
+	Updates      int64   `json:"updates"`
+	Episodes     int64   `json:"episodes"`
+	RecentReturn float64 `json:"recent_return"` // mean of the run's last 100 episodes (NaN-free: 0 if none)
+	StepsPerS    float64 `json:"steps_per_s"`   // this segment's env steps per second
+	WallS        float64 `json:"wall_s"`        // the run's accumulated training wall time
+	ParamsSHA256 string  `json:"params_sha256"`
+	// Warnings lists problems that did not stop the segment, such as a corrupt checkpoint
+	// that was skipped in favour of an older one.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Application error types returned by TrainSegment.
+const (
+	// ErrTypeTraining marks a failure of training itself (a non-finite loss, gradient or
+	// parameter). The run workflow retries the segment from the previous checkpoint a bounded
+	// number of times, then marks the run failed.
+	ErrTypeTraining = "training"
+	// ErrTypeBadInput marks input no retry can fix: a bad config, a missing checkpoint chain,
+	// a kernel panic.
+	ErrTypeBadInput = "bad-input"
+)
+
+// NonRetryableErrorTypes lists the error types Temporal must not retry by itself.
+var NonRetryableErrorTypes = []string{ErrTypeTraining, ErrTypeBadInput}
+
+// segmentProgress is the heartbeat payload of a running segment.
+type segmentProgress struct {
+	Segment  int32 `json:"segment"`
+	Updates  int64 `json:"updates"`
+	EnvSteps int64 `json:"env_steps"`
+}
+
+const (
+	engineStateFile  = "engine.json"
+	checkpointsDir   = "checkpoints"
+	recentEpisodes   = 100
+	manifestFileName = "manifest.json"
+	summaryFileName  = "summary.json"
+)
+
+// CheckpointDir is where segment seg of a run stores its checkpoint.
+func CheckpointDir(runDir string, seg int32) string {
+	return filepath.Join(runDir, checkpointsDir, fmt.Sprintf("seg-%06d", seg))
+}
+
+// TrainSegment runs one training segment: resume the engine from the previous segment's
+// checkpoint (or start fresh for segment 1), train for in.Updates updates while
+// heartbeating, then write the checkpoint, the metrics rows and the run summary.
+func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res TrainSegmentResult, err error) {
+	defer func() {
+		// Kernel shape bugs panic; turn them into an error the workflow can see instead of
+		// crashing the worker process.
+		if r := recover(); r != nil {
+			err = temporal.NewNonRetryableApplicationError(fmt.Sprintf("train segment %d panicked: %v", in.Segment, r), ErrTypeBadInput, nil)
+		}
+	}()
+	if in.Updates <= 0 {
+		return res, temporal.NewNonRetryableApplicationError("train segment: updates must be positive", ErrTypeBadInput, nil)
+	}
+	if err := ensureRunManifest(in); err != nil {
+		return res, err
+	}
+	snap, warnings, err := loadPrevious(in.RunDir, in.Segment)
+	if err != nil {
+		return res, err
+	}
+	cfg := EngineConfig(in.Config, in.Seed, in.TotalUpdates)
+	eng, err := engine.New(cfg, snap)
+	if err != nil {
+		return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("create engine: %v", err), ErrTypeBadInput, err)
+	}
+
+	rec := newRecorder(in.Segment, in.StartWallS)
+	stats, err := eng.Run(ctx, in.Updates, func(u engine.UpdateReport) {
+		rec.add(u)
+		activity.RecordHeartbeat(ctx, segmentProgress{Segment: in.Segment, Updates: u.Update, EnvSteps: u.EnvSteps})
+	})
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	if err != nil {
+		return res, temporal.NewApplicationErrorWithCause(fmt.Sprintf("train segment %d: %v", in.Segment, err), ErrTypeTraining, err)
+	}
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	snap, err = eng.Snapshot()
+	if err != nil {
+		return res, fmt.Errorf("snapshot engine: %w", err)
+	}
+
+	if err := reports.WriteSegment(in.RunDir, in.Segment, rec.metrics, rec.episodes); err != nil {
+		return res, fmt.Errorf("write metrics: %w", err)
+	}
+	state, err := json.Marshal(snap)
+	if err != nil {
+		return res, fmt.Errorf("encode engine state: %w", err)
+	}
+	ckpt := CheckpointDir(in.RunDir, in.Segment)
+	man := checkpoint.Manifest{
+		SpecHash: in.SpecHash,
+		Segment:  in.Segment,
+		Counters: map[string]int64{"env_steps": stats.EnvSteps, "updates": stats.Updates, "episodes": stats.Episodes},
+		Created:  time.Now().UTC(),
+	}
+	if err := checkpoint.Save(ckpt, man, map[string][]byte{engineStateFile: state}); err != nil {
+		return res, err
+	}
+	if err := checkpoint.Prune(filepath.Join(in.RunDir, checkpointsDir), keepCheckpoints(in.Config)); err != nil {
+		return res, err
+	}
+
+	recent, err := recentReturn(in.RunDir)
+	if err != nil {
+		return res, err
+	}
+	res = TrainSegmentResult{
+		Segment:      in.Segment,
+		Checkpoint:   ckpt,
+		EnvSteps:     stats.EnvSteps,
+		Updates:      stats.Updates,
+		Episodes:     stats.Episodes,
+		RecentReturn: recent,
+		StepsPerS:    stats.StepsPerS,
+		WallS:        in.StartWallS + stats.Wall.Seconds(),
+		ParamsSHA256: eng.ParamsSHA256(),
+		Warnings:     warnings,
+	}
+	sum := reports.RunSummary{
+		Status:       "running",
+		EnvSteps:     res.EnvSteps,
+		Updates:      res.Updates,
+		Episodes:     res.Episodes,
+		FinalReturn:  recent,
+		StepsPerS:    safeDiv(float64(res.EnvSteps), res.WallS),
+		WallS:        res.WallS,
+		ParamsSHA256: res.ParamsSHA256,
+		Segments:     in.Segment,
+		Updated:      time.Now().UTC(),
+	}
+	if err := reports.WriteJSON(filepath.Join(in.RunDir, summaryFileName), sum); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// FinishRunInput records a run's final status.
+type FinishRunInput struct {
+	RunDir string `json:"run_dir"`
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+}
+
+// FinishRunResult is empty; it exists so fields can be added later.
+type FinishRunResult struct{}
+
+// FinishRun marks the run's summary.json with its final status (completed, stopped or failed)
+// and the error that ended it, if any.
+func (t *Trainer) FinishRun(ctx context.Context, in FinishRunInput) (FinishRunResult, error) {
+	path := filepath.Join(in.RunDir, summaryFileName)
+	var sum reports.RunSummary
+	if err := reports.ReadJSON(path, &sum); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return FinishRunResult{}, err
+	}
+	sum.Status = in.Status
+	sum.Error = in.Error
+	sum.Updated = time.Now().UTC()
+	if err := os.MkdirAll(in.RunDir, 0o755); err != nil {
+		return FinishRunResult{}, fmt.Errorf("finish run: %w", err)
+	}
+	return FinishRunResult{}, reports.WriteJSON(path, sum)
+}
+
+// loadPrevious finds the checkpoint to resume segment seg from: the newest valid checkpoint
+// of an earlier segment. Corrupt or partial checkpoints are skipped with a warning.
+func loadPrevious(runDir string, seg int32) (*engine.Snapshot, []string, error) {
+	if seg <= 1 {
+		return nil, nil, nil
+	}
+	dirs, err := checkpoint.List(filepath.Join(runDir, checkpointsDir))
+	if err != nil {
+		return nil, nil, err
+	}
+	var warnings []string
+	for i := len(dirs) - 1; i >= 0; i-- {
+		m, files, err := checkpoint.Load(dirs[i])
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("skipped checkpoint: %v", err))
+			continue
+		}
+		if m.Segment >= seg {
+			continue // written by an earlier attempt of this (or a later) segment
+		}
+		var snap engine.Snapshot
+		if err := json.Unmarshal(files[engineStateFile], &snap); err != nil {
+			warnings = append(warnings, fmt.Sprintf("skipped checkpoint %s: decode engine state: %v", dirs[i], err))
+			continue
+		}
+		if m.Segment != seg-1 {
+			warnings = append(warnings, fmt.Sprintf("resumed segment %d from the checkpoint of segment %d", seg, m.Segment))
+		}
+		return &snap, warnings, nil
+	}
+	return nil, warnings, temporal.NewNonRetryableApplicationError(
+		fmt.Sprintf("segment %d needs the checkpoint of an earlier segment, but none under %s verifies", seg, filepath.Join(runDir, checkpointsDir)),
+		ErrTypeBadInput, nil)
+}
+
+func ensureRunManifest(in TrainSegmentInput) error {
+	path := filepath.Join(in.RunDir, manifestFileName)
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	cfg, err := json.Marshal(in.Config)
+	if err != nil {
+		return fmt.Errorf("encode run config: %w", err)
+	}
+	if err := os.MkdirAll(in.RunDir, 0o755); err != nil {
+		return fmt.Errorf("create run dir: %w", err)
+	}
+	return reports.WriteJSON(path, reports.RunManifest{
+		Experiment: in.Experiment,
+		Arm:        in.Arm,
+		Seed:       in.Seed,
+		SpecHash:   in.SpecHash,
+		Config:     cfg,
+		Build:      reports.NewBuildInfo(),
+		Hardware:   reports.NewHardware(),
+		Created:    time.Now().UTC(),
+	})
+}
+
+// recentReturn is the mean return of the run's last 100 finished episodes, read back from
+// the stored episode rows (so it counts exactly the rows a report will count).
+func recentReturn(runDir string) (float64, error) {
+	_, eps, err := reports.ReadRun(runDir)
+	if err != nil {
+		return 0, fmt.Errorf("read episodes: %w", err)
+	}
+	if len(eps) == 0 {
+		return 0, nil
+	}
+	if len(eps) > recentEpisodes {
+		eps = eps[len(eps)-recentEpisodes:]
+	}
+	var s float64
+	for _, e := range eps {
+		s += e.Return
+	}
+	return s / float64(len(eps)), nil
+}
+
+// keepCheckpoints is the number of checkpoints to keep: the spec's keep, but never fewer
+// than two, because a retry of the newest segment resumes from the one before it.
+func keepCheckpoints(c specs.Config) int {
+	return max(2, c.Checkpoint.Keep)
+}
+
+func safeDiv(a, b float64) float64 {
+	if b <= 0 || math.IsNaN(b) {
+		return 0
+	}
+	return a / b
+}

@@ -1,0 +1,116 @@
+// Command accerl runs reinforcement-learning experiments described in HCL as durable
+// Temporal workflows. See `accerl --help` and the README.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `accerl — asynchronous reinforcement learning experiments as durable workflows.
+
+accerl is AcceRL (distributed asynchronous RL with world models for vision-language-action
+policies) as an experiment engine. You describe an experiment in one HCL file: a base
+configuration (environment, policy, algorithm, pipeline), ablation arms that change parts of it,
+seeds and a budget. accerl runs every arm × seed as a Temporal workflow that trains in segments,
+checkpoints after each one, survives crashes (run the same command again to resume), and writes a
+report with learning curves and throughput figures.
+
+Usage:
+  accerl <command> [flags] [args]
+
+Commands:
+  validate FILE     check a spec; print each problem with file:line:col and how to fix it
+  plan FILE         list the runs (arm × seed) a spec expands to, and its hash
+  run FILE          run an experiment (starts an embedded Temporal server unless --temporal)
+  status            list experiments and runs with their state and counters
+  pause|resume|stop EXPERIMENT-ID|FILE
+                    pause runs before their next segment, resume them, or stop them cleanly
+  report DIR        regenerate the report of an experiment directory from stored metrics
+  worker            run a worker only (joins an existing Temporal server via --temporal)
+  server            run the embedded Temporal server only
+  bench throughput  measure async vs sync env steps/s on the same workload
+
+Run 'accerl <command> --help' for a command's flags.
+
+Quick start:
+  go run ./cmd/accerl run examples/quickstart.hcl
+`
+
+func main() {
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	cancel()
+	if err != nil {
+		var ec exitCode
+		if errors.As(err, &ec) {
+			os.Exit(int(ec))
+		}
+		fmt.Fprintln(os.Stderr, "accerl:", err)
+		os.Exit(1)
+	}
+}
+
+// exitCode is an error that only sets the process exit status (its message was already shown).
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// run dispatches one command line. It is main without the process: tests call it directly.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "validate":
+		return cmdValidate(ctx, rest, stdout, stderr)
+	case "plan":
+		return cmdPlan(ctx, rest, stdout, stderr)
+	case "run":
+		return cmdRun(ctx, rest, stdout, stderr)
+	case "status":
+		return cmdStatus(ctx, rest, stdout, stderr)
+	case "pause", "resume", "stop":
+		return cmdControl(ctx, cmd, rest, stdout, stderr)
+	case "report":
+		return cmdReport(ctx, rest, stdout, stderr)
+	case "worker":
+		return cmdWorker(ctx, rest, stdout, stderr)
+	case "server":
+		return cmdServer(ctx, rest, stdout, stderr)
+	case "bench":
+		return cmdBench(ctx, rest, stdout, stderr)
+	default:
+		return fmt.Errorf("unknown command %q; run 'accerl --help' for the list", cmd)
+	}
+}
+
+// newFlagSet returns a FlagSet whose usage prints a summary line and the flags.
+func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: accerl %s\n\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args, turning -h into a clean exit.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitCode(0)
+		}
+		return exitCode(2)
+	}
+	return nil
+}

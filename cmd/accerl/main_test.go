@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/accerl/accerl/reports"
+)
+
+// tinySpec is the smallest experiment that still exercises everything: two arms (async and
+// sync), one seed, several segments, on the embedded server.
+const tinySpec = `
+experiment "tiny" {
+  seeds        = [7]
+  max_parallel = 2
+  budget { env_steps = 3072 }
+  env "cartpole" {}
+  policy { hidden = [16, 16] }
+  algorithm "ppo" {
+    batch_steps = 256
+    epochs      = 2
+    minibatches = 2
+  }
+  pipeline {
+    mode            = "async"
+    workers         = 2
+    envs_per_worker = 2
+    chunk_steps     = 32
+    replay_capacity = 1024
+  }
+  checkpoint { every = 4 }
+  ablation "sync" {
+    pipeline { mode = "sync" }
+  }
+}
+`
+
+func TestEndToEndOnEmbeddedServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an embedded Temporal server")
+	}
+	dir := t.TempDir()
+	specPath := filepath.Join(dir, "tiny.hcl")
+	if err := os.WriteFile(specPath, []byte(tinySpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	args := []string{"run", "--state-dir", filepath.Join(dir, "state"), "--out", out, specPath}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	var stdout, stderr bytes.Buffer
+	if err := run(ctx, args, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "Started experiment accerl/tiny/") {
+		t.Errorf("first run did not start the experiment:\n%s", stdout.String())
+	}
+	report := filepath.Join(out, "report.md")
+	if !strings.Contains(stdout.String(), "Report: "+report) {
+		t.Errorf("output does not say where the report is:\n%s", stdout.String())
+	}
+	for _, f := range []string{report, filepath.Join(out, "results.json"), filepath.Join(out, "experiment.json")} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("missing %s", f)
+		}
+	}
+	// Both runs trained to the budget: 3072 steps at 256 per update is 12 updates, 3
+	// segments of 4; every segment's metrics are stored once.
+	for _, arm := range []string{"base", "sync"} {
+		runDir := filepath.Join(out, arm, "seed-7")
+		var sum reports.RunSummary
+		if err := reports.ReadJSON(filepath.Join(runDir, "summary.json"), &sum); err != nil {
+			t.Fatal(err)
+		}
+		if sum.Status != "completed" || sum.EnvSteps < 3072 || sum.Updates != 12 || sum.Segments != 3 {
+			t.Errorf("%s summary = %+v, want completed, >= 3072 steps, 12 updates, 3 segments", arm, sum)
+		}
+		rows, _, err := reports.ReadRun(runDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 12 {
+			t.Errorf("%s has %d metrics rows, want 12 (one per update)", arm, len(rows))
+		}
+	}
+	segFile := filepath.Join(out, "base", "seed-7", "metrics", "seg-000001.arrow")
+	before, err := os.Stat(segFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Running the same command again attaches to the finished experiment and trains nothing.
+	stdout.Reset()
+	stderr.Reset()
+	if err := run(ctx, args, &stdout, &stderr); err != nil {
+		t.Fatalf("second run: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "Attached to experiment accerl/tiny/") {
+		t.Errorf("second run did not attach:\n%s", stdout.String())
+	}
+	after, err := os.Stat(segFile)
+	if err != nil || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("second run rewrote %s", segFile)
+	}
+
+	var results struct {
+		Runs []map[string]any `json:"runs"`
+	}
+	b, _ := os.ReadFile(filepath.Join(out, "results.json"))
+	if err := json.Unmarshal(b, &results); err != nil {
+		t.Fatalf("results.json: %v", err)
+	}
+	if len(results.Runs) != 2 {
+		t.Errorf("results.json has %d runs, want 2", len(results.Runs))
+	}
+
+	// status lists the experiment and both runs.
+	stdout.Reset()
+	if err := run(ctx, []string{"status", "--state-dir", filepath.Join(dir, "state"), "--json"}, &stdout, &stderr); err != nil {
+		t.Fatalf("status: %v\n%s", err, stderr.String())
+	}
+	var exps []experimentStatus
+	if err := json.Unmarshal(stdout.Bytes(), &exps); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, stdout.String())
+	}
+	if len(exps) != 1 || len(exps[0].Runs) != 2 || exps[0].State != "completed" {
+		t.Errorf("status = %+v", exps)
+	}
+}
+
+func TestValidateReportsPositions(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "bad.hcl")
+	bad := strings.Replace(tinySpec, `mode            = "async"`, `mode            = "asynchronous"`, 1)
+	bad = strings.Replace(bad, `seeds        = [7]`, `seeds        = [7]
+  colour       = "blue"`, 1)
+	if err := os.WriteFile(p, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"validate", p}, &stdout, &stderr)
+	var ec exitCode
+	if !errors.As(err, &ec) || ec == 0 {
+		t.Fatalf("validate of a broken spec returned %v, want a non-zero exit", err)
+	}
+	msg := stderr.String()
+	// Counting from the leading blank line: the inserted colour attribute is line 4 (its
+	// name starts at column 3) and the mode attribute moved down to line 15.
+	for _, want := range []string{"bad.hcl:4:3: error:", "bad.hcl:15:", "asynchronous", "colour"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("validate output lacks %q:\n%s", want, msg)
+		}
+	}
+	stdout.Reset()
+	stderr.Reset()
+	good := filepath.Join(dir, "good.hcl")
+	_ = os.WriteFile(good, []byte(tinySpec), 0o644)
+	if err := run(context.Background(), []string{"validate", good}, &stdout, &stderr); err != nil {
+		t.Fatalf("validate of a good spec: %v\n%s", err, stderr.String())
+	}
+}

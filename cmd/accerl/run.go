@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/accerl/accerl/specs"
+	"github.com/accerl/accerl/workflows"
+)
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("run", "run [flags] FILE", stderr)
+	tf := addTemporalFlags(fs)
+	vars := addVarFlag(fs)
+	out := fs.String("out", "", "experiment output directory (default runs/<experiment>/); workers must see it at the same path")
+	detach := fs.Bool("detach", false, "submit the experiment and return without waiting (needs a worker elsewhere, so use it with --temporal)")
+	noWorker := fs.Bool("no-worker", false, "do not run a worker in this process (use when 'accerl worker' processes serve the task queues)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return exitCode(2)
+	}
+	exp, err := loadSpec(fs.Arg(0), vars, stderr)
+	if err != nil {
+		return err
+	}
+	outDir := *out
+	if outDir == "" {
+		outDir = filepath.Join("runs", exp.Name)
+	}
+	if outDir, err = filepath.Abs(outDir); err != nil {
+		return err
+	}
+
+	c, err := tf.connect(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	if c.owned && !*noWorker {
+		if err := c.startWorker(); err != nil {
+			return err
+		}
+	}
+
+	id := workflows.ExperimentID(exp.Name, exp.Hash)
+	we, attached, err := startOrAttach(ctx, c.client, id, workflows.ExperimentInput{Experiment: *exp, OutDir: outDir})
+	if err != nil {
+		return err
+	}
+	if attached {
+		fmt.Fprintf(stdout, "Attached to experiment %s (spec hash %.12s); it was started earlier.\n", id, exp.Hash)
+	} else {
+		fmt.Fprintf(stdout, "Started experiment %s: %d run(s) (spec hash %.12s).\n", id, len(exp.Runs()), exp.Hash)
+	}
+	fmt.Fprintf(stdout, "Results go to %s\n", outDir)
+	if *detach {
+		fmt.Fprintf(stdout, "Detached. Follow it with 'accerl status'.\n")
+		return nil
+	}
+
+	res, err := watch(ctx, c.client, we, exp, stdout)
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(stdout, "\nInterrupted. The experiment is durable: run the same command again to continue it.\n")
+			return exitCode(130)
+		}
+		return fmt.Errorf("experiment %s: %w", id, err)
+	}
+	printResults(stdout, res)
+	fmt.Fprintf(stdout, "\nReport: %s\n", res.Report.Markdown)
+	for _, r := range res.Runs {
+		if r.Status != workflows.StatusCompleted {
+			return exitCode(1)
+		}
+	}
+	return nil
+}
+
+// startOrAttach starts the experiment workflow, or attaches to the one with the same ID: a
+// running one is reused, a completed one is returned as is (so re-running a finished
+// experiment trains nothing), and a failed or terminated one is started afresh.
+func startOrAttach(ctx context.Context, c client.Client, id string, in workflows.ExperimentInput) (client.WorkflowRun, bool, error) {
+	attached := false
+	if _, err := c.DescribeWorkflowExecution(ctx, id, ""); err == nil {
+		attached = true
+	} else {
+		var nf *serviceerror.NotFound
+		if !errors.As(err, &nf) {
+			return nil, false, fmt.Errorf("look up experiment %s: %w", id, err)
+		}
+	}
+	we, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                       id,
+		TaskQueue:                workflows.TaskQueueCPU,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		Memo:                     map[string]any{"out_dir": in.OutDir, "name": in.Experiment.Name},
+	}, workflows.Experiment, in)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		return c.GetWorkflow(ctx, id, ""), true, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("start experiment %s: %w", id, err)
+	}
+	return we, attached, nil
+}
+
+// watch shows progress until the experiment finishes and returns its result.
+func watch(ctx context.Context, c client.Client, we client.WorkflowRun, exp *specs.Experiment, stdout io.Writer) (workflows.ExperimentResult, error) {
+	done := make(chan error, 1)
+	var res workflows.ExperimentResult
+	go func() { done <- we.Get(ctx, &res) }()
+
+	runs := exp.Runs()
+	view := newProgressView(stdout, runs)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		view.render(queryAll(ctx, c, we.GetID(), runs))
+		select {
+		case err := <-done:
+			view.render(queryAll(context.Background(), c, we.GetID(), runs))
+			view.finish()
+			return res, err
+		case <-ctx.Done():
+			view.finish()
+			return res, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// queryAll asks every run workflow for its progress; a run that has not started (or whose
+// worker does not answer in time) shows as pending.
+func queryAll(ctx context.Context, c client.Client, expID string, runs []specs.Run) []workflows.RunProgress {
+	out := make([]workflows.RunProgress, len(runs))
+	for i, r := range runs {
+		out[i] = queryRun(ctx, c, workflows.RunID(expID, r.ID), r)
+	}
+	return out
+}
+
+func queryRun(ctx context.Context, c client.Client, wfID string, r specs.Run) workflows.RunProgress {
+	p := workflows.RunProgress{ID: r.ID, Arm: r.Arm, Seed: r.Seed, Status: workflows.StatusPending, BudgetSteps: r.Config.Budget.EnvSteps}
+	qctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	v, err := c.QueryWorkflow(qctx, wfID, "", workflows.ProgressQuery)
+	if err != nil {
+		return p
+	}
+	_ = v.Get(&p)
+	return p
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/accerl/accerl/reports"
+
+	"github.com/accerl/accerl/worker"
+	"github.com/accerl/accerl/workflows"
+)
+
+func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("report", "report DIR   — regenerate report.md, results.json and figures/ from the metrics stored in DIR (an experiment output directory, e.g. runs/quickstart)", stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return exitCode(2)
+	}
+	rep, err := generateReport(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	if rep.Partial {
+		fmt.Fprintln(stdout, "Note: the experiment is not finished; the report covers what is stored so far (marked partial).")
+	}
+	fmt.Fprintf(stdout, "Report: %s\nResults: %s\n", rep.Markdown, rep.ResultsJSON)
+	for _, f := range rep.Figures {
+		fmt.Fprintf(stdout, "Figure: %s\n", f)
+	}
+	return nil
+}
+
+func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("worker", "worker --temporal HOST:PORT [flags]   — run accerl's workflows and activities for an existing Temporal server", stderr)
+	tf := addTemporalFlags(fs)
+	queue := fs.String("queue", workflows.TaskQueueCPU, "task queue to serve (cpu or gpu)")
+	segments := fs.Int("max-segments", 4, "training segments this worker runs at once")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	c, err := tf.connect(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	w := worker.New(c.client, *queue, worker.Options{MaxConcurrentSegments: *segments})
+	fmt.Fprintf(stdout, "Worker serving task queue %q in namespace %q. Ctrl-C to stop.\n", *queue, tf.namespace)
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("start worker: %w", err)
+	}
+	<-ctx.Done()
+	w.Stop()
+	return nil
+}
+
+func cmdServer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("server", "server [flags]   — run the embedded Temporal server alone (SQLite in --state-dir)", stderr)
+	stateDir := fs.String("state-dir", ".accerl", "directory for the SQLite database and logs")
+	port := fs.Int("port", 7233, "frontend gRPC port on 127.0.0.1")
+	namespace := fs.String("namespace", worker.DefaultNamespace, "namespace to create")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	dir, err := filepath.Abs(*stateDir)
+	if err != nil {
+		return err
+	}
+	srv, err := worker.StartServer(worker.ServerConfig{StateDir: dir, Port: *port, Namespaces: []string{*namespace}})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Temporal server on %s (state in %s). Workers: accerl worker --temporal %s. Ctrl-C to stop.\n", srv.HostPort(), dir, srv.HostPort())
+	<-ctx.Done()
+	return srv.Stop()
+}
+
+func generateReport(dir string) (*reports.Report, error) {
+	if _, err := os.Stat(filepath.Join(dir, "experiment.json")); err != nil {
+		return nil, fmt.Errorf("%s is not an experiment directory (no experiment.json): give the --out directory of 'accerl run', e.g. runs/quickstart", dir)
+	}
+	return reports.Generate(dir, reports.Options{})
+}

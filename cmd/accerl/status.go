@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/accerl/accerl/reports"
+	"github.com/accerl/accerl/workflows"
+)
+
+// experimentStatus is one line of `accerl status` (and one object of --json).
+type experimentStatus struct {
+	ID     string      `json:"id"`
+	Name   string      `json:"name"`
+	State  string      `json:"state"`
+	OutDir string      `json:"out_dir"`
+	Start  time.Time   `json:"start"`
+	Runs   []runStatus `json:"runs"`
+}
+
+// runStatus is one run as `accerl status` shows it.
+type runStatus struct {
+	ID                 string                 `json:"id"`
+	State              string                 `json:"state"`
+	Progress           *workflows.RunProgress `json:"progress,omitempty"`
+	Summary            *reports.RunSummary    `json:"summary,omitempty"`
+	LastCheckpointAgeS float64                `json:"last_checkpoint_age_s,omitempty"`
+}
+
+func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("status", "status [flags]", stderr)
+	tf := addTemporalFlags(fs)
+	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	c, err := tf.connect(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	exps, err := listExperiments(ctx, c.client)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(exps)
+	}
+	if len(exps) == 0 {
+		fmt.Fprintln(stdout, "No experiments yet. Start one with 'accerl run FILE'.")
+		return nil
+	}
+	for _, e := range exps {
+		fmt.Fprintf(stdout, "%s  %s  started %s  out %s\n", e.ID, e.State, e.Start.Local().Format(time.DateTime), e.OutDir)
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  RUN\tSTATE\tENV STEPS\tUPDATES\tRETURN\tSTEPS/S\tLAST CKPT\tERROR")
+		for _, r := range e.Runs {
+			var steps, upd int64
+			var ret, sps float64
+			errMsg := ""
+			switch {
+			case r.Progress != nil:
+				steps, upd, ret, sps, errMsg = r.Progress.EnvSteps, r.Progress.Updates, r.Progress.RecentReturn, r.Progress.StepsPerS, r.Progress.LastError
+			case r.Summary != nil:
+				steps, upd, ret, sps, errMsg = r.Summary.EnvSteps, r.Summary.Updates, r.Summary.FinalReturn, r.Summary.StepsPerS, r.Summary.Error
+			}
+			age := "—"
+			if r.LastCheckpointAgeS > 0 {
+				age = (time.Duration(r.LastCheckpointAgeS) * time.Second).String() + " ago"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%.1f\t%.0f\t%s\t%s\n", r.ID, r.State, steps, upd, ret, sps, age, errMsg)
+		}
+		_ = tw.Flush()
+		fmt.Fprintln(stdout)
+	}
+	return nil
+}
+
+// listExperiments reads every Experiment workflow from Temporal's visibility store, then
+// each of its runs: the live progress query when a worker answers, else the run's summary
+// file on disk.
+func listExperiments(ctx context.Context, c client.Client) ([]experimentStatus, error) {
+	var out []experimentStatus
+	var token []byte
+	for {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Query: "WorkflowType = 'Experiment'", NextPageToken: token,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list experiments: %w", err)
+		}
+		for _, info := range resp.Executions {
+			e := experimentStatus{
+				ID:    info.Execution.GetWorkflowId(),
+				State: strings.ToLower(strings.TrimPrefix(info.Status.String(), "WORKFLOW_EXECUTION_STATUS_")),
+				Start: info.GetStartTime().AsTime(),
+			}
+			if f, ok := info.GetMemo().GetFields()["out_dir"]; ok {
+				_ = converter.GetDefaultDataConverter().FromPayload(f, &e.OutDir)
+			}
+			if f, ok := info.GetMemo().GetFields()["name"]; ok {
+				_ = converter.GetDefaultDataConverter().FromPayload(f, &e.Name)
+			}
+			e.Runs = listRuns(ctx, c, e)
+			out = append(out, e)
+		}
+		token = resp.NextPageToken
+		if len(token) == 0 {
+			return out, nil
+		}
+	}
+}
+
+func listRuns(ctx context.Context, c client.Client, e experimentStatus) []runStatus {
+	var man reports.ExperimentManifest
+	if e.OutDir == "" || reports.ReadJSON(filepath.Join(e.OutDir, "experiment.json"), &man) != nil {
+		return nil
+	}
+	var runs []runStatus
+	for _, arm := range man.Arms {
+		for _, seed := range man.Seeds {
+			id := fmt.Sprintf("%s/seed-%d", arm, seed)
+			rs := runStatus{ID: id, State: workflows.StatusPending}
+			dir := filepath.Join(e.OutDir, arm, fmt.Sprintf("seed-%d", seed))
+			var sum reports.RunSummary
+			if err := reports.ReadJSON(filepath.Join(dir, "summary.json"), &sum); err == nil {
+				rs.Summary = &sum
+				rs.State = sum.Status
+				if !sum.Updated.IsZero() {
+					rs.LastCheckpointAgeS = time.Since(sum.Updated).Seconds()
+				}
+			}
+			wfID := workflows.RunID(e.ID, id)
+			qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			if v, err := c.QueryWorkflow(qctx, wfID, "", workflows.ProgressQuery); err == nil {
+				var p workflows.RunProgress
+				if v.Get(&p) == nil {
+					rs.Progress = &p
+					rs.State = p.Status
+				}
+			} else if e.State == "running" && rs.State == workflows.StatusRunning {
+				rs.State = "running (no worker answering)"
+			}
+			cancel()
+			runs = append(runs, rs)
+		}
+	}
+	return runs
+}

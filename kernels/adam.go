@@ -1,0 +1,83 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+)
+
+// Adam is the Adam optimizer (Kingma & Ba 2015, "Adam: A Method for
+// Stochastic Optimization", Algorithm 1) with PyTorch's placement of eps. Per
+// parameter i, at step T (counted from 1):
+//
+//	M_i ← β1 M_i + (1−β1) g_i
+//	V_i ← β2 V_i + (1−β2) g_i²
+//	p_i ← p_i − LR/(1−β1^T) · M_i / (sqrt(V_i)/sqrt(1−β2^T) + Eps)
+//
+// All state is exported so that checkpoints can save and restore it exactly.
+type Adam struct {
+	LR, Beta1, Beta2, Eps float64
+	M, V                  []float64 // first and second moment estimates
+	T                     int       // steps taken so far
+}
+
+// NewAdam returns an optimizer for n parameters with learning rate lr,
+// β1 = 0.9, β2 = 0.999 and eps = 1e-5 (CleanRL's PPO value, larger than
+// PyTorch's default 1e-8).
+func NewAdam(n int, lr float64) *Adam {
+	return &Adam{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-5, M: make([]float64, n), V: make([]float64, n)}
+}
+
+// Step applies one update to params from grads (both of length len(a.M)).
+func (a *Adam) Step(params, grads []float64) {
+	if len(params) != len(a.M) || len(grads) != len(a.M) || len(a.V) != len(a.M) {
+		panic(fmt.Sprintf("kernels: Adam.Step: params %d, grads %d, state %d/%d; want all equal",
+			len(params), len(grads), len(a.M), len(a.V)))
+	}
+	a.T++
+	t := float64(a.T)
+	bc1 := 1 - math.Pow(a.Beta1, t)
+	bc2 := 1 - math.Pow(a.Beta2, t)
+	stepSize := a.LR / bc1
+	sqrtBC2 := math.Sqrt(bc2)
+	for i, g := range grads {
+		m := a.Beta1*a.M[i] + (1-a.Beta1)*g
+		v := a.Beta2*a.V[i] + (1-a.Beta2)*g*g
+		a.M[i], a.V[i] = m, v
+		params[i] -= stepSize * m / (math.Sqrt(v)/sqrtBC2 + a.Eps)
+	}
+}
+
+// L2Norm returns sqrt(Σ x_i²), scaled so that large finite values do not
+// overflow the sum of squares.
+func L2Norm(x []float64) float64 {
+	scale := 0.0
+	for _, v := range x {
+		scale = math.Max(scale, math.Abs(v))
+	}
+	if scale == 0 || math.IsInf(scale, 0) || math.IsNaN(scale) {
+		return scale
+	}
+	s := 0.0
+	for _, v := range x {
+		r := v / scale
+		s += r * r
+	}
+	return scale * math.Sqrt(s)
+}
+
+// ClipGradNorm rescales grads in place so that their global L2 norm is at
+// most maxNorm, as torch.nn.utils.clip_grad_norm_ does: with
+// c = maxNorm/(norm + 1e-6), grads are multiplied by c when c < 1. It
+// returns the norm before clipping. maxNorm must be positive.
+func ClipGradNorm(grads []float64, maxNorm float64) (norm float64) {
+	if !(maxNorm > 0) {
+		panic(fmt.Sprintf("kernels: ClipGradNorm: maxNorm must be positive, got %v", maxNorm))
+	}
+	norm = L2Norm(grads)
+	if c := maxNorm / (norm + 1e-6); c < 1 {
+		for i := range grads {
+			grads[i] *= c
+		}
+	}
+	return norm
+}

@@ -1,0 +1,127 @@
+package reports
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// File names inside an experiment directory and a run directory.
+const (
+	ExperimentFile = "experiment.json"
+	RunFile        = "manifest.json"
+	SummaryFile    = "summary.json"
+)
+
+// Run statuses recorded in RunSummary.Status.
+const (
+	StatusRunning   = "running"
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+	StatusStopped   = "stopped"
+)
+
+// RunDir returns the directory of one run, <expDir>/<arm>/seed-<seed>.
+func RunDir(expDir, arm string, seed uint64) string {
+	return filepath.Join(expDir, arm, "seed-"+strconv.FormatUint(seed, 10))
+}
+
+// ExperimentManifest describes a whole experiment. The engine writes it to
+// <expDir>/experiment.json when the experiment starts.
+type ExperimentManifest struct {
+	Name     string          `json:"name"`
+	SpecHash string          `json:"spec_hash"`
+	Baseline string          `json:"baseline"` // arm the speedups are measured against
+	Arms     []string        `json:"arms"`     // in spec order; figures keep this order and colours
+	Seeds    []uint64        `json:"seeds"`
+	Spec     json.RawMessage `json:"spec,omitempty"` // the resolved spec
+	Created  time.Time       `json:"created"`
+}
+
+// RunManifest describes one run (arm × seed) and where it ran. The engine
+// writes it to <runDir>/manifest.json when the run starts.
+type RunManifest struct {
+	Experiment string          `json:"experiment"`
+	Arm        string          `json:"arm"`
+	Seed       uint64          `json:"seed"`
+	SpecHash   string          `json:"spec_hash"`
+	Config     json.RawMessage `json:"config,omitempty"` // the arm's resolved configuration
+	Build      BuildInfo       `json:"build"`
+	Hardware   Hardware        `json:"hardware"`
+	Created    time.Time       `json:"created"`
+}
+
+// RunSummary is the latest state of a run. The engine overwrites
+// <runDir>/summary.json at the end of every segment. Float fields that are
+// NaN (no episode finished yet) are stored as JSON null.
+type RunSummary struct {
+	Status       string    `json:"status"` // StatusRunning, StatusCompleted, StatusFailed or StatusStopped
+	EnvSteps     int64     `json:"env_steps"`
+	Updates      int64     `json:"updates"`
+	Episodes     int64     `json:"episodes"`
+	FinalReturn  float64   `json:"final_return"` // mean return of the last 100 episodes
+	StepsPerS    float64   `json:"steps_per_s"`  // environment steps per wall-clock second over the run
+	WallS        float64   `json:"wall_s"`
+	ParamsSHA256 string    `json:"params_sha256,omitempty"` // checksum of the latest parameters
+	Error        string    `json:"error,omitempty"`         // why the run failed
+	Segments     int32     `json:"segments"`                // segments completed
+	Updated      time.Time `json:"updated"`
+}
+
+// MarshalJSON writes NaN and infinite floats as null, which plain
+// encoding/json refuses to encode.
+func (s RunSummary) MarshalJSON() ([]byte, error) {
+	type plain RunSummary // drops the methods, so no recursion
+	return json.Marshal(struct {
+		plain
+		FinalReturn nullFloat `json:"final_return"`
+		StepsPerS   nullFloat `json:"steps_per_s"`
+		WallS       nullFloat `json:"wall_s"`
+	}{plain(s), nullFloat(s.FinalReturn), nullFloat(s.StepsPerS), nullFloat(s.WallS)})
+}
+
+// UnmarshalJSON reads null floats back as NaN.
+func (s *RunSummary) UnmarshalJSON(data []byte) error {
+	type plain RunSummary
+	aux := struct {
+		*plain
+		FinalReturn nullFloat `json:"final_return"`
+		StepsPerS   nullFloat `json:"steps_per_s"`
+		WallS       nullFloat `json:"wall_s"`
+	}{plain: (*plain)(s), FinalReturn: nullFloat(math.NaN()), StepsPerS: nullFloat(math.NaN()), WallS: nullFloat(math.NaN())}
+	if err := json.Unmarshal(data, &aux); err != nil {
+		return fmt.Errorf("decode run summary: %w", err)
+	}
+	s.FinalReturn, s.StepsPerS, s.WallS = float64(aux.FinalReturn), float64(aux.StepsPerS), float64(aux.WallS)
+	return nil
+}
+
+// nullFloat is a float64 that encodes NaN and ±Inf as JSON null and decodes
+// null as NaN.
+type nullFloat float64
+
+// MarshalJSON implements json.Marshaler.
+func (f nullFloat) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(v)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (f *nullFloat) UnmarshalJSON(data []byte) error {
+	if string(data) == "null" {
+		*f = nullFloat(math.NaN())
+		return nil
+	}
+	var v float64
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*f = nullFloat(v)
+	return nil
+}

@@ -1,0 +1,43 @@
+package reports
+
+// MetricsRow is one trainer update (or one logging interval) of a run. The
+// comment after each field is its column name in the metrics file. Float
+// fields that do not apply hold NaN.
+type MetricsRow struct {
+	Segment        int32   // segment: training segment, from 1
+	Step           int64   // step: update index within the run; (segment, step) is the row key
+	EnvSteps       int64   // env_steps: environment steps of the run so far
+	Updates        int64   // updates: trainer updates of the run so far
+	WallS          float64 // wall_s: wall-clock seconds since the run started
+	EpisodeReturn  float64 // episode_return: mean return of episodes finished since the previous row, NaN if none
+	Episodes       int64   // episodes: episodes finished since the previous row
+	Success        float64 // success: success rate of those episodes, NaN if not applicable
+	PolicyVersion  int64   // policy_version: version of the weights after this update
+	Staleness      float64 // staleness: mean policy lag (versions) over the batch
+	StepsPerS      float64 // steps_per_s: environment steps per second over the interval
+	InferenceBatch float64 // inference_batch: mean inference batch size
+	QueueWaitMs    float64 // queue_wait_ms: p99 wait of an inference request, milliseconds
+	TrainerBusy    float64 // trainer_busy: fraction of the interval the trainer computed
+	CPUUtil        float64 // cpu_util: CPU utilisation, 0..1
+	GPUUtil        float64 // gpu_util: GPU utilisation, 0..1, NaN when no GPU
+	GPUMem         float64 // gpu_mem: GPU memory in use, bytes, NaN when no GPU
+	Horizon        float64 // horizon: imagination horizon H of the world model
+	WMValLoss      float64 // wm_val_loss: world-model validation loss, NaN when no world model
+	PolicyLoss     float64 // policy_loss
+	ValueLoss      float64 // value_loss
+	Entropy        float64 // entropy
+	ApproxKL       float64 // approx_kl: approximate KL(π_old ‖ π)
+	ClipFrac       float64 // clip_frac: fraction of clipped (or down-weighted) tokens
+	GradNorm       float64 // grad_norm: global gradient norm before clipping
+}
+
+// EpisodeRow is one finished episode. The comment after each field is its
+// column name in the episodes file.
+type EpisodeRow struct {
+	Segment       int32   // segment: training segment, from 1
+	EnvSteps      int64   // env_steps: environment steps of the run when the episode finished
+	Return        float64 // return: undiscounted episode return
+	Length        int64   // length: steps in the episode
+	PolicyVersion int64   // policy_version: newest policy version that acted in the episode
+	Success       float64 // success: 1 or 0, NaN if not applicable
+}

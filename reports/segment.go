@@ -1,0 +1,225 @@
+package reports
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// Subdirectories of a run directory that hold one file per segment.
+const (
+	MetricsDir  = "metrics"
+	EpisodesDir = "episodes"
+)
+
+// SegmentFile returns the file name of a segment's table, "seg-000001.arrow"
+// for segment 1. Numbers above 999999 simply get more digits.
+func SegmentFile(segment int32) string {
+	return fmt.Sprintf("seg-%06d.arrow", segment)
+}
+
+// parseSegmentFile returns the segment number of a file named by
+// SegmentFile, and false for anything else (temporary files included).
+func parseSegmentFile(name string) (int32, bool) {
+	digits, ok := strings.CutPrefix(name, "seg-")
+	if !ok {
+		return 0, false
+	}
+	digits, ok = strings.CutSuffix(digits, ".arrow")
+	if !ok || len(digits) < 6 {
+		return 0, false
+	}
+	for _, r := range digits {
+		if r < '0' || r > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(digits, 10, 32)
+	if err != nil || n < 1 || SegmentFile(int32(n)) != name {
+		return 0, false
+	}
+	return int32(n), true
+}
+
+// WriteSegment writes the metrics and episodes of one training segment of
+// the run in runDir, replacing the segment's files if they exist (a retried
+// segment). Both files are always written, even when a slice is empty, so a
+// retry that finished no episode also clears a stale episodes file.
+//
+// Rows whose Segment is 0 are stored with segment; any other value that
+// differs from segment is an error. Segments are numbered from 1. Metric
+// steps must be unique within the segment: (segment, step) is the row key.
+// The episodes file is renamed into place before the metrics file, which
+// commits the segment (see the package documentation).
+func WriteSegment(runDir string, segment int32, metrics []MetricsRow, episodes []EpisodeRow) error {
+	return writeSegment(memory.DefaultAllocator, runDir, segment, metrics, episodes)
+}
+
+func writeSegment(mem memory.Allocator, runDir string, segment int32, metrics []MetricsRow, episodes []EpisodeRow) error {
+	if segment < 1 {
+		return fmt.Errorf("write segment %d in %q: segments are numbered from 1", segment, runDir)
+	}
+	m := slices.Clone(metrics)
+	seen := make(map[int64]bool, len(m))
+	for i := range m {
+		if err := fixSegment(&m[i].Segment, segment); err != nil {
+			return fmt.Errorf("write segment %d in %q: metrics row %d: %w", segment, runDir, i, err)
+		}
+		if seen[m[i].Step] {
+			return fmt.Errorf("write segment %d in %q: duplicate metrics step %d", segment, runDir, m[i].Step)
+		}
+		seen[m[i].Step] = true
+	}
+	e := slices.Clone(episodes)
+	for i := range e {
+		if err := fixSegment(&e[i].Segment, segment); err != nil {
+			return fmt.Errorf("write segment %d in %q: episode row %d: %w", segment, runDir, i, err)
+		}
+	}
+	name := SegmentFile(segment)
+	if err := writeTable(mem, filepath.Join(runDir, EpisodesDir, name), episodesTable, e); err != nil {
+		return fmt.Errorf("write segment %d in %q: %w", segment, runDir, err)
+	}
+	if err := writeTable(mem, filepath.Join(runDir, MetricsDir, name), metricsTable, m); err != nil {
+		return fmt.Errorf("write segment %d in %q: %w", segment, runDir, err)
+	}
+	return nil
+}
+
+func fixSegment(got *int32, want int32) error {
+	switch *got {
+	case 0:
+		*got = want
+	case want:
+	default:
+		return fmt.Errorf("row has segment %d", *got)
+	}
+	return nil
+}
+
+// writeTable writes rows as a one-batch Arrow IPC file at path, atomically.
+func writeTable[R any](mem memory.Allocator, path string, t *table[R], rows []R) error {
+	rec := t.record(mem, rows)
+	defer rec.Release()
+	err := writeAtomic(path, func(w io.Writer) error {
+		fw, err := ipc.NewFileWriter(w, ipc.WithSchema(t.schema), ipc.WithAllocator(mem))
+		if err != nil {
+			return err
+		}
+		if err := fw.Write(rec); err != nil {
+			fw.Close()
+			return err
+		}
+		return fw.Close()
+	})
+	if err != nil {
+		return fmt.Errorf("write %s table %q: %w", t.name, path, err)
+	}
+	return nil
+}
+
+// ReadRun reads every committed segment of the run in runDir. Metrics come
+// back sorted by (segment, step) and episodes by (segment, env_steps); ties
+// keep file order. A run directory without a metrics directory yields no
+// rows and no error (the run has not finished a segment yet). Episode files
+// of a segment without a metrics file are ignored: that segment is still
+// being written.
+func ReadRun(runDir string) (metrics []MetricsRow, episodes []EpisodeRow, err error) {
+	return readRun(memory.DefaultAllocator, runDir)
+}
+
+func readRun(mem memory.Allocator, runDir string) ([]MetricsRow, []EpisodeRow, error) {
+	segs, err := listSegments(filepath.Join(runDir, MetricsDir))
+	if err != nil {
+		return nil, nil, fmt.Errorf("read run %q: %w", runDir, err)
+	}
+	epSegs, err := listSegments(filepath.Join(runDir, EpisodesDir))
+	if err != nil {
+		return nil, nil, fmt.Errorf("read run %q: %w", runDir, err)
+	}
+	var metrics []MetricsRow
+	var episodes []EpisodeRow
+	for _, s := range segs {
+		metrics, err = readTable(mem, filepath.Join(runDir, MetricsDir, SegmentFile(s)), metricsTable, metrics)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read run %q: %w", runDir, err)
+		}
+		if _, ok := slices.BinarySearch(epSegs, s); ok {
+			episodes, err = readTable(mem, filepath.Join(runDir, EpisodesDir, SegmentFile(s)), episodesTable, episodes)
+			if err != nil {
+				return nil, nil, fmt.Errorf("read run %q: %w", runDir, err)
+			}
+		}
+	}
+	slices.SortStableFunc(metrics, func(a, b MetricsRow) int {
+		return cmp.Or(cmp.Compare(a.Segment, b.Segment), cmp.Compare(a.Step, b.Step))
+	})
+	slices.SortStableFunc(episodes, func(a, b EpisodeRow) int {
+		return cmp.Or(cmp.Compare(a.Segment, b.Segment), cmp.Compare(a.EnvSteps, b.EnvSteps))
+	})
+	return metrics, episodes, nil
+}
+
+// listSegments returns the sorted segment numbers of the files in dir; a
+// missing directory has none.
+func listSegments(dir string) ([]int32, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list segments: %w", err)
+	}
+	var segs []int32
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		if s, ok := parseSegmentFile(e.Name()); ok {
+			segs = append(segs, s)
+		}
+	}
+	slices.Sort(segs)
+	return segs, nil
+}
+
+// readTable appends the rows of every record batch in the IPC file at path
+// to dst. It checks the accerl.table metadata when the file carries it.
+func readTable[R any](mem memory.Allocator, path string, t *table[R], dst []R) ([]R, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s table: %w", t.name, err)
+	}
+	defer f.Close()
+	r, err := ipc.NewFileReader(f, ipc.WithAllocator(mem))
+	if err != nil {
+		return nil, fmt.Errorf("read %s table %q: %w", t.name, path, err)
+	}
+	defer r.Close()
+	md := r.Schema().Metadata()
+	if i := md.FindKey(metaTable); i >= 0 && md.Values()[i] != t.name {
+		return nil, fmt.Errorf("read %s table %q: file holds a %q table", t.name, path, md.Values()[i])
+	}
+	for i := range r.NumRecords() {
+		rec, err := r.RecordBatchAt(i)
+		if err != nil {
+			return nil, fmt.Errorf("read %s table %q: batch %d: %w", t.name, path, i, err)
+		}
+		dst, err = t.appendRows(dst, rec)
+		rec.Release()
+		if err != nil {
+			return nil, fmt.Errorf("read %q: %w", path, err)
+		}
+	}
+	return dst, nil
+}

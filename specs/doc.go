@@ -1,0 +1,204 @@
+// Package specs is accerl's experiment language: it reads an HCL spec,
+// checks it, and resolves it into plain Go structs that the engine runs.
+//
+// A spec describes one experiment: a base configuration (the "base" arm),
+// ablation arms that each change a few settings of the base, the seeds to run
+// every arm with, and a budget. The result of parsing is an [Experiment]
+// whose arms are fully resolved (every field set, no HCL left), which
+// serialises to JSON (it travels as a Temporal payload) and carries a
+// canonical hash. [Experiment.Runs] expands it into one [Run] per arm and
+// seed.
+//
+// Problems are returned as [hcl.Diagnostics], each with a terse Summary, a
+// Detail that says how to fix it, and a Subject pointing at the offending
+// text. This package never prints them; a caller renders them with HCL's
+// text writer, passing the source files the [Parser] read:
+//
+//	p := specs.NewParser()
+//	exp, diags := p.ParseFile("examples/quickstart.hcl", map[string]string{"steps": "5000"})
+//	if diags.HasErrors() {
+//		wr := hcl.NewDiagnosticTextWriter(os.Stderr, p.Files(), 78, true)
+//		wr.WriteDiagnostics(diags)
+//		return
+//	}
+//	for _, run := range exp.Runs() { ... }
+//
+// # The language
+//
+// Every attribute and block below is shown with its default value, except
+// budget.env_steps, the env kind and the experiment name, which have none.
+// Comments give the allowed values.
+//
+//	variable "steps" {
+//	  default     = 100000
+//	  description = "env steps per run"   # optional
+//	}
+//
+//	experiment "quickstart" {
+//	  seeds        = [1, 2]       # one run per arm per seed; unique, >= 0 (default [1, 2])
+//	  max_parallel = 4            # runs executing at once, >= 1
+//	  baseline     = "base"       # arm that reports compare against
+//
+//	  budget {                    # required
+//	    env_steps = var.steps     # required, > 0: env steps per run, all workers together
+//	    wall_time = "0s"          # Go duration, >= 0; 0 = unlimited
+//	  }
+//
+//	  env "cartpole" {            # required; kind: cartpole | acrobot | pendulum | mountaincar_continuous
+//	    max_episode_steps = 500   # >= 1; default by kind: cartpole 500, acrobot 500,
+//	                              # pendulum 200, mountaincar_continuous 999
+//	    latency {                 # simulated simulator step latency
+//	      kind          = "none"  # none | constant | lognormal
+//	      median        = "5ms"   # constant delay, or lognormal median; >= 0 (> 0 for lognormal)
+//	      sigma         = 1.0     # lognormal shape, >= 0
+//	      slow_fraction = 0.25    # fraction of rollout workers that are slow, [0, 1]
+//	      slow_factor   = 3.0     # slow workers' latency multiplier, >= 1
+//	    }
+//	  }
+//
+//	  policy {
+//	    action     = "categorical" # categorical | tokens | gaussian
+//	    hidden     = [64, 64]      # hidden layer widths; at least one, each >= 1
+//	    activation = "tanh"        # tanh | relu
+//	    bins       = 256           # tokens head: bins per action dimension, >= 2
+//	  }
+//
+//	  algorithm "ppo" {            # name: ppo | gipo | sapo | vtrace
+//	    learning_rate    = 2.5e-4  # > 0
+//	    anneal_lr        = true    # linear decay to 0 over the budget
+//	    gamma            = 0.99    # (0, 1]
+//	    gae_lambda       = 0.95    # [0, 1]
+//	    clip             = 0.2     # > 0
+//	    value_coef       = 0.5     # >= 0
+//	    entropy_coef     = 0.01    # >= 0
+//	    max_grad_norm    = 0.5     # > 0
+//	    epochs           = 4       # >= 1
+//	    minibatches      = 4       # >= 1; need not divide batch_steps
+//	    batch_steps      = 512     # env steps consumed per update, >= 1
+//	    norm_adv         = true    # false disables normalisation whatever advantage_norm says
+//	    recompute_values = false   # recompute V(o_t) with current parameters before GAE
+//	    advantage_norm   = "batch" # global (whole batch, all ranks) | batch (per minibatch) | none
+//	    gipo_sigma       = 0.5     # > 0
+//	  }
+//
+//	  pipeline {
+//	    mode            = "async"  # async | sync
+//	    workers         = 4        # rollout workers, >= 1
+//	    envs_per_worker = 2        # >= 1
+//	    chunk_steps     = 64       # steps per trajectory chunk pushed to replay, >= 1, <= replay_capacity
+//	    replay_capacity = 8192     # steps, >= batch_steps
+//	    max_staleness   = 0        # 0 keeps all; else drop samples older than this many versions
+//	    lag             = 0        # artificial policy lag in versions, >= 0
+//	    inference {
+//	      max_batch = 256          # >= 1
+//	      max_wait  = "5ms"        # > 0
+//	    }
+//	  }
+//
+//	  checkpoint {
+//	    every = 25                 # trainer updates per training segment (checkpoint at its end), >= 1
+//	    keep  = 3                  # newest checkpoints kept, >= 1
+//	  }
+//
+//	  ablation "sync" {            # an arm; overrides only what it writes
+//	    pipeline { mode = "sync" }
+//	  }
+//	  ablation "big_net" {
+//	    policy { hidden = [128, 128] }
+//	    algorithm "ppo" { learning_rate = 3e-4 }
+//	  }
+//	}
+//
+// The language accepts every action head and algorithm listed, so specs can
+// be written ahead of the engine; which of them a given engine version can
+// run (today: categorical actions with ppo) is the engine's check, not this
+// package's.
+//
+// Durations are Go duration strings ("5ms", "30s", "1h30m"); the number 0 is
+// accepted for a zero duration. Whole-number attributes reject fractions.
+// HCL allows a block on one line only when it holds a single argument, so a
+// nested block needs lines of its own:
+//
+//	ablation "short_wait" {
+//	  pipeline {
+//	    inference { max_wait = "1ms" }
+//	  }
+//	}
+//
+// The blocks of an experiment may come in any order; each of budget, env,
+// policy, algorithm, pipeline and checkpoint may appear at most once per
+// experiment or ablation, as may latency and inference within their parent.
+//
+// # Arms and ablations
+//
+// The experiment block itself describes the arm named "base". Each ablation
+// block describes one more arm, named by its label: it starts from the fully
+// decoded base and overrides exactly the attributes it writes, at any
+// nesting depth. Writing
+//
+//	ablation "short_wait" {
+//	  pipeline {
+//	    inference { max_wait = "1ms" }
+//	  }
+//	}
+//
+// changes only pipeline.inference.max_wait; max_batch, workers and everything
+// else keep the base's values (not the defaults). Because env and algorithm
+// blocks carry a label, an ablation writes it too, and may change it:
+// algorithm "gipo" {} in an ablation switches the algorithm and keeps the
+// base's hyperparameters. An ablation that switches the env kind and writes
+// no max_episode_steps gets the new kind's default, unless the base wrote
+// max_episode_steps explicitly, in which case that value is inherited.
+// Ablations may not set seeds, max_parallel or baseline, which belong to the
+// whole experiment.
+//
+// Arms are ordered "base" first, then ablations in file order. Arm and
+// experiment names appear in run IDs, workflow IDs and directory names, so
+// they must start with a letter or digit and contain only letters, digits,
+// '_', '-' and '.'. A second arm with the same name, or an ablation named
+// "base", is an error at its label.
+//
+// # Variables
+//
+// A variable block declares a value that expressions read as var.NAME, in any
+// attribute of the experiment. Its default must be a literal. A -var override
+// (the map passed to [Parse]) replaces the default; its raw text is read as
+// an HCL expression, so 5000 is a number, "sync" (with quotes) a string,
+// [1, 2] a list and true a bool. Text that is not a valid literal and does
+// not open like one (with " [ { or () is taken as the string it spells, so
+// -var mode=sync and -var wall=30m work as expected. It is an error to
+// override an undeclared variable, to leave a variable with neither default
+// nor override, or to refer to an undeclared variable. Diagnostics about a
+// -var point into a pseudo file named "<-var NAME>" holding "NAME=VALUE",
+// which [Parser.Files] includes so it renders with a snippet.
+//
+// # Checking
+//
+// [Parser.Parse] works in phases and stops after the first one with an error,
+// since later phases would mostly repeat it; within a phase every problem is
+// reported, sorted by position:
+//
+//  1. syntax;
+//  2. top-level structure (exactly one experiment block) and variables;
+//  3. every attribute of the base and of each ablation: types, ranges,
+//     allowed values, durations, seeds, block counts, names, baseline;
+//  4. checks between fields of each resolved arm: replay_capacity >=
+//     batch_steps, chunk_steps <= replay_capacity, a lognormal latency with
+//     a positive median. A conflict an ablation inherits from the base is
+//     reported once, at the base.
+//
+// # Hash
+//
+// [Experiment.Hash] is the hex SHA-256 of the canonical JSON of the resolved
+// experiment (name, seeds, max_parallel, baseline and all arms). Since only
+// resolved values enter it, comments, layout, attribute order and whether a
+// value came from a variable or a literal do not change it; any resolved
+// value does, including the order of seeds and arms (which orders runs).
+// Workflow IDs derive from it, so re-running an unchanged spec attaches to
+// the same experiment.
+//
+// # JSON
+//
+// All types marshal with snake_case keys matching the HCL names; durations
+// are integer nanoseconds (time.Duration's encoding).
+package specs

@@ -1,0 +1,33 @@
+package specs
+
+import "github.com/hashicorp/hcl/v2"
+
+// Names in the checkpoint block.
+const (
+	blockCheckpoint = "checkpoint"
+	attrEvery       = "every"
+	attrKeep        = "keep"
+)
+
+// Checkpoint sets how a run is cut into training segments.
+type Checkpoint struct {
+	// Every is the number of trainer updates per training segment; each
+	// segment ends with a checkpoint. >= 1.
+	Every int `json:"every"`
+	// Keep is how many of the newest checkpoints are kept on disk. >= 1.
+	Keep int `json:"keep"`
+}
+
+var checkpointSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: attrEvery},
+		{Name: attrKeep},
+	},
+}
+
+// decodeCheckpoint applies a checkpoint block onto c.
+func (d *decoder) decodeCheckpoint(block *hcl.Block, c *Checkpoint) {
+	content := d.content(block.Body, checkpointSchema)
+	d.setInt(content.Attributes, blockCheckpoint, attrEvery, &c.Every, atLeast(1))
+	d.setInt(content.Attributes, blockCheckpoint, attrKeep, &c.Keep, atLeast(1))
+}

@@ -1,0 +1,3 @@
+variable "steps" { # ERROR: Missing experiment block
+  default = 100
+}

@@ -1,0 +1,274 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.temporal.io/server/common/cluster"
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/log"
+	"go.temporal.io/server/common/membership/static"
+	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	"go.temporal.io/server/common/primitives"
+	"go.temporal.io/server/schema/sqlite"
+	"go.temporal.io/server/temporal"
+)
+
+// DefaultNamespace is the Temporal namespace accerl uses unless told otherwise.
+const DefaultNamespace = "default"
+
+// File names inside the state directory.
+const (
+	dbFileName   = "temporal.db"
+	lockFileName = "server.lock"
+	addrFileName = "server.addr"
+	logFileName  = "server.log"
+)
+
+// ServerConfig says where and how to run the embedded Temporal server.
+type ServerConfig struct {
+	// StateDir holds the SQLite database, the server log and the lock file.
+	StateDir string
+	// Namespaces are created on first start (and on every start if missing).
+	Namespaces []string
+	// Port is the frontend gRPC port on 127.0.0.1; 0 picks a free port.
+	Port int
+	// LogLevel is the server's log level ("warn" by default); logs go to StateDir/server.log.
+	LogLevel string
+}
+
+// Server is a Temporal server running inside this process, persisted to a SQLite file.
+// Only one process may own a state directory at a time; that process holds an exclusive
+// lock on StateDir/server.lock for as long as the server runs.
+type Server struct {
+	srv      temporal.Server
+	hostPort string
+	lock     *os.File
+	dir      string
+}
+
+// ErrStateDirBusy is returned by StartServer when another live process already serves the
+// state directory. Its address is in the wrapped error's Addr field (see BusyError).
+var ErrStateDirBusy = errors.New("state directory is served by another process")
+
+// BusyError reports that another process owns the state directory, and where its server listens.
+type BusyError struct {
+	Dir  string
+	Addr string
+}
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("state directory %s is served by another accerl process at %s", e.Dir, e.Addr)
+}
+
+// Unwrap lets errors.Is(err, ErrStateDirBusy) work.
+func (e *BusyError) Unwrap() error { return ErrStateDirBusy }
+
+// StartServer starts the embedded Temporal server (frontend, history, matching and worker
+// services in this process, static membership, one history shard) on 127.0.0.1, persisted to
+// StateDir/temporal.db. The database schema and namespaces are created on first use; a later
+// start on the same directory brings back every workflow. If another process already serves the
+// directory, StartServer returns a *BusyError carrying that server's address.
+func StartServer(cfg ServerConfig) (*Server, error) {
+	if cfg.StateDir == "" {
+		return nil, errors.New("start temporal server: empty state directory")
+	}
+	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create state directory: %w", err)
+	}
+	lock, err := lockStateDir(cfg.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	srv, hostPort, err := newServer(cfg)
+	if err != nil {
+		_ = lock.Close()
+		return nil, err
+	}
+	if err := srv.Start(); err != nil {
+		_ = lock.Close()
+		return nil, fmt.Errorf("start temporal server: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(cfg.StateDir, addrFileName), []byte(hostPort+"\n"), 0o644); err != nil {
+		_ = srv.Stop()
+		_ = lock.Close()
+		return nil, fmt.Errorf("write server address: %w", err)
+	}
+	return &Server{srv: srv, hostPort: hostPort, lock: lock, dir: cfg.StateDir}, nil
+}
+
+// HostPort is the frontend address clients and workers dial.
+func (s *Server) HostPort() string { return s.hostPort }
+
+// Stop shuts the server down and releases the state directory.
+func (s *Server) Stop() error {
+	err := s.srv.Stop()
+	_ = os.Remove(filepath.Join(s.dir, addrFileName))
+	_ = s.lock.Close()
+	return err
+}
+
+// lockStateDir takes an exclusive, non-blocking flock on the state directory's lock file.
+// The kernel drops the lock when the process dies, so a kill -9 never leaves it stale.
+func lockStateDir(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, lockFileName), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open lock file: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		_ = f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, &BusyError{Dir: dir, Addr: readAddr(dir)}
+		}
+		return nil, fmt.Errorf("lock state directory %s: %w", dir, err)
+	}
+	return f, nil
+}
+
+// readAddr returns the address another process recorded for the state directory, waiting
+// briefly because that process writes it only once its server is up.
+func readAddr(dir string) string {
+	for i := 0; i < 100; i++ {
+		b, err := os.ReadFile(filepath.Join(dir, addrFileName))
+		if err == nil && len(strings.TrimSpace(string(b))) > 0 {
+			return strings.TrimSpace(string(b))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return ""
+}
+
+func newServer(cfg ServerConfig) (temporal.Server, string, error) {
+	const clusterName = "active"
+	namespaces := cfg.Namespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{DefaultNamespace}
+	}
+	level := cfg.LogLevel
+	if level == "" {
+		level = "warn"
+	}
+	sqlCfg := &config.SQL{
+		PluginName:   sqliteplugin.PluginName,
+		DatabaseName: filepath.Join(cfg.StateDir, dbFileName),
+		ConnectAttributes: map[string]string{
+			"mode": "rwc",
+			// WAL plus synchronous=normal survives a process kill (not a power cut) without
+			// losing committed transactions, at a fraction of the fsync cost of "full".
+			"journal_mode": "wal",
+			"synchronous":  "normal",
+			"busy_timeout": "10000",
+		},
+	}
+	if _, err := os.Stat(sqlCfg.DatabaseName); errors.Is(err, os.ErrNotExist) {
+		if err := sqlite.SetupSchema(sqlCfg); err != nil {
+			return nil, "", fmt.Errorf("create temporal schema in %s: %w", sqlCfg.DatabaseName, err)
+		}
+	}
+	var nsCfgs []*sqlite.NamespaceConfig
+	for _, ns := range namespaces {
+		nc, err := sqlite.NewNamespaceConfig(clusterName, ns, false, nil)
+		if err != nil {
+			return nil, "", fmt.Errorf("namespace %q: %w", ns, err)
+		}
+		nsCfgs = append(nsCfgs, nc)
+	}
+	if err := sqlite.CreateNamespaces(sqlCfg, nsCfgs...); err != nil {
+		return nil, "", fmt.Errorf("create namespaces: %w", err)
+	}
+
+	frontendPort := cfg.Port
+	if frontendPort == 0 {
+		p, err := freePort()
+		if err != nil {
+			return nil, "", err
+		}
+		frontendPort = p
+	}
+	hostPort := net.JoinHostPort("127.0.0.1", strconv.Itoa(frontendPort))
+	services := map[primitives.ServiceName]int{primitives.FrontendService: frontendPort}
+	for _, name := range []primitives.ServiceName{primitives.HistoryService, primitives.MatchingService, primitives.WorkerService} {
+		p, err := freePort()
+		if err != nil {
+			return nil, "", err
+		}
+		services[name] = p
+	}
+
+	svcCfg := map[string]config.Service{}
+	hosts := map[primitives.ServiceName]static.Hosts{}
+	var names []string
+	for name, port := range services {
+		svcCfg[string(name)] = config.Service{RPC: config.RPC{GRPCPort: port, BindOnIP: "127.0.0.1"}}
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		hosts[name] = static.Hosts{All: []string{addr}, Self: addr}
+		names = append(names, string(name))
+	}
+
+	conf := &config.Config{
+		Global: config.Global{
+			Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: "127.0.0.1"},
+		},
+		Persistence: config.Persistence{
+			DefaultStore:     sqliteplugin.PluginName,
+			VisibilityStore:  sqliteplugin.PluginName,
+			NumHistoryShards: 1,
+			DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
+		},
+		ClusterMetadata: &cluster.Config{
+			EnableGlobalNamespace:    false,
+			FailoverVersionIncrement: 10,
+			MasterClusterName:        clusterName,
+			CurrentClusterName:       clusterName,
+			ClusterInformation: map[string]cluster.ClusterInformation{
+				clusterName: {Enabled: true, InitialFailoverVersion: 1, RPCAddress: hostPort},
+			},
+		},
+		DCRedirectionPolicy: config.DCRedirectionPolicy{Policy: "noop"},
+		Services:            svcCfg,
+		Archival: config.Archival{
+			History:    config.HistoryArchival{State: "disabled"},
+			Visibility: config.VisibilityArchival{State: "disabled"},
+		},
+		NamespaceDefaults: config.NamespaceDefaults{
+			Archival: config.ArchivalNamespaceDefaults{
+				History:    config.HistoryArchivalNamespaceDefaults{State: "disabled"},
+				Visibility: config.VisibilityArchivalNamespaceDefaults{State: "disabled"},
+			},
+		},
+		PublicClient: config.PublicClient{HostPort: hostPort},
+	}
+
+	logger := log.NewZapLogger(log.BuildZapLogger(log.Config{
+		Level:      level,
+		OutputFile: filepath.Join(cfg.StateDir, logFileName),
+		Format:     "json",
+	}))
+	srv, err := temporal.NewServer(
+		temporal.WithConfig(conf),
+		temporal.ForServices(names),
+		temporal.WithStaticHosts(hosts),
+		temporal.WithLogger(logger),
+	)
+	if err != nil {
+		return nil, "", fmt.Errorf("create temporal server: %w", err)
+	}
+	return srv, hostPort, nil
+}
+
+// freePort asks the kernel for a free TCP port on 127.0.0.1.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

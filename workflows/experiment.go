@@ -1,0 +1,106 @@
+package workflows
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/accerl/accerl/activities"
+	"github.com/accerl/accerl/reports"
+	"github.com/accerl/accerl/specs"
+)
+
+// ExperimentInput is a resolved spec plus where its results go.
+type ExperimentInput struct {
+	Experiment specs.Experiment `json:"experiment"`
+	// OutDir is the experiment's output directory (runs/<name>/ by default). Workers must see
+	// it at the same path.
+	OutDir string `json:"out_dir"`
+}
+
+// ExperimentResult lists every run's outcome and where the report is.
+type ExperimentResult struct {
+	Runs   []RunResult             `json:"runs"`
+	Report activities.ReportResult `json:"report"`
+}
+
+// RunDir is where run r of an experiment writes its files: <out>/<arm>/seed-<seed>.
+func RunDir(outDir string, r specs.Run) string {
+	return filepath.Join(outDir, r.Arm, fmt.Sprintf("seed-%d", r.Seed))
+}
+
+// Experiment runs every arm × seed of a spec as a child Run workflow, at most MaxParallel at
+// a time, in plan order, then builds the report. A failed run does not stop the others; it is
+// reported as failed.
+func Experiment(ctx workflow.Context, in ExperimentInput) (ExperimentResult, error) {
+	exp := in.Experiment
+	var reporter *activities.Reporter
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           TaskQueueCPU,
+		StartToCloseTimeout: 10 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
+	})
+
+	specJSON, err := json.Marshal(exp)
+	if err != nil {
+		return ExperimentResult{}, err
+	}
+	arms := make([]string, len(exp.Arms))
+	for i, a := range exp.Arms {
+		arms[i] = a.Name
+	}
+	man := reports.ExperimentManifest{
+		Name: exp.Name, SpecHash: exp.Hash, Baseline: exp.Baseline, Arms: arms, Seeds: exp.Seeds,
+		Spec: specJSON, Created: workflow.Now(ctx).UTC(),
+	}
+	if err := workflow.ExecuteActivity(actx, reporter.PrepareExperiment, activities.PrepareExperimentInput{
+		ExpDir: in.OutDir, Manifest: man,
+	}).Get(ctx, nil); err != nil {
+		return ExperimentResult{}, err
+	}
+
+	runs := exp.Runs()
+	results := make([]RunResult, len(runs))
+	parallel := max(1, exp.MaxParallel)
+	expID := workflow.GetInfo(ctx).WorkflowExecution.ID
+	running := 0
+	sel := workflow.NewSelector(ctx)
+	for i, r := range runs {
+		if running >= parallel {
+			sel.Select(ctx)
+			running--
+		}
+		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+			WorkflowID: RunID(expID, r.ID),
+			TaskQueue:  TaskQueueCPU,
+			// If the experiment is cancelled or terminated, so are its runs.
+			ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_TERMINATE,
+		})
+		f := workflow.ExecuteChildWorkflow(cctx, Run, RunInput{
+			ExperimentName: exp.Name, SpecHash: exp.Hash, Run: r, RunDir: RunDir(in.OutDir, r),
+		})
+		idx := i
+		sel.AddFuture(f, func(f workflow.Future) {
+			var res RunResult
+			if err := f.Get(ctx, &res); err != nil {
+				res = RunResult{ID: r.ID, Arm: r.Arm, Seed: r.Seed, Status: StatusFailed, Error: err.Error()}
+			}
+			results[idx] = res
+		})
+		running++
+	}
+	for ; running > 0; running-- {
+		sel.Select(ctx)
+	}
+
+	var rep activities.ReportResult
+	if err := workflow.ExecuteActivity(actx, reporter.Report, activities.ReportInput{ExpDir: in.OutDir}).Get(ctx, &rep); err != nil {
+		return ExperimentResult{Runs: results}, fmt.Errorf("report: %w", err)
+	}
+	return ExperimentResult{Runs: results, Report: rep}, nil
+}

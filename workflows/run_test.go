@@ -1,0 +1,238 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/accerl/accerl/activities"
+	"github.com/accerl/accerl/specs"
+)
+
+// testRun is a run whose budget is 1000 env steps at 100 steps per update (async mode, so
+// no rounding) with a checkpoint every 3 updates: segments of 3, 3, 3 and 1 updates.
+func testRun() specs.Run {
+	cfg := specs.DefaultConfig()
+	cfg.Budget.EnvSteps = 1000
+	cfg.Algorithm.BatchSteps = 100
+	cfg.Pipeline.Mode = "async"
+	cfg.Checkpoint.Every = 3
+	return specs.Run{ID: "base/seed-1", Arm: "base", Seed: 1, Config: cfg}
+}
+
+// fakeSegments answers TrainSegment like a trainer that does exactly what it is asked:
+// each update adds 100 env steps and one episode of return 10*update.
+type fakeSegments struct {
+	calls []activities.TrainSegmentInput
+}
+
+func (f *fakeSegments) train(_ context.Context, in activities.TrainSegmentInput) (activities.TrainSegmentResult, error) {
+	f.calls = append(f.calls, in)
+	var updates int64
+	for _, c := range f.calls {
+		updates += int64(c.Updates)
+	}
+	return activities.TrainSegmentResult{
+		Segment: in.Segment, Checkpoint: "ckpt", EnvSteps: updates * 100, Updates: updates,
+		Episodes: updates, RecentReturn: float64(10 * updates), StepsPerS: 1000, WallS: in.StartWallS + 1,
+		ParamsSHA256: "sha",
+	}, nil
+}
+
+func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(Run)
+	env.RegisterWorkflow(Experiment)
+	env.RegisterActivity(&activities.Trainer{})
+	env.RegisterActivity(&activities.Reporter{})
+	return env
+}
+
+func TestRunSplitsBudgetIntoSegments(t *testing.T) {
+	env := newEnv(t)
+	fake := &fakeSegments{}
+	var finished []activities.FinishRunInput
+	env.OnActivity("TrainSegment", mock.Anything, mock.Anything).Return(fake.train)
+	env.OnActivity("FinishRun", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.FinishRunInput) (activities.FinishRunResult, error) {
+		finished = append(finished, in)
+		return activities.FinishRunResult{}, nil
+	})
+	env.ExecuteWorkflow(Run, RunInput{ExperimentName: "e", SpecHash: "h", Run: testRun(), RunDir: "/tmp/x"})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var res RunResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	want := []int{3, 3, 3, 1}
+	if len(fake.calls) != len(want) {
+		t.Fatalf("got %d segments, want %d", len(fake.calls), len(want))
+	}
+	for i, c := range fake.calls {
+		if c.Updates != want[i] || c.Segment != int32(i+1) || c.TotalUpdates != 10 {
+			t.Errorf("segment %d: got updates=%d segment=%d total=%d, want %d, %d, 10", i, c.Updates, c.Segment, c.TotalUpdates, want[i], i+1)
+		}
+	}
+	if res.Status != StatusCompleted || res.EnvSteps != 1000 || res.Updates != 10 || res.FinalReturn != 100 {
+		t.Errorf("result = %+v", res)
+	}
+	if len(finished) != 1 || finished[0].Status != StatusCompleted {
+		t.Errorf("FinishRun calls = %+v, want one with status completed", finished)
+	}
+}
+
+func TestRunProgressQueryAndStopSignal(t *testing.T) {
+	env := newEnv(t)
+	fake := &fakeSegments{}
+	env.OnActivity("TrainSegment", mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.TrainSegmentInput) (activities.TrainSegmentResult, error) {
+		return fake.train(ctx, in)
+	}).After(time.Minute) // each segment takes a minute of (test-clock) time
+	env.OnActivity("FinishRun", mock.Anything, mock.Anything).Return(activities.FinishRunResult{}, nil)
+
+	var mid RunProgress
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(ProgressQuery)
+		if err != nil {
+			t.Errorf("query: %v", err)
+			return
+		}
+		if err := v.Get(&mid); err != nil {
+			t.Error(err)
+		}
+		env.SignalWorkflow(StopSignal, nil)
+	}, 90*time.Second) // during segment 2
+
+	env.ExecuteWorkflow(Run, RunInput{Run: testRun(), RunDir: "/tmp/x"})
+	var res RunResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if mid.Segment != 1 || mid.EnvSteps != 300 || mid.Status != StatusRunning || mid.BudgetSteps != 1000 {
+		t.Errorf("progress during segment 2 = %+v, want segment 1 done with 300 steps", mid)
+	}
+	// The stop arrives during segment 2; that segment finishes (and checkpoints), then the run ends.
+	if res.Status != StatusStopped || res.EnvSteps != 600 || len(fake.calls) != 2 {
+		t.Errorf("result = %+v after %d segments, want stopped at 600 steps after 2", res, len(fake.calls))
+	}
+}
+
+func TestRunPauseWaitsForResume(t *testing.T) {
+	env := newEnv(t)
+	fake := &fakeSegments{}
+	env.OnActivity("TrainSegment", mock.Anything, mock.Anything).Return(fake.train).After(time.Minute)
+	env.OnActivity("FinishRun", mock.Anything, mock.Anything).Return(activities.FinishRunResult{}, nil)
+	var paused RunProgress
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(PauseSignal, nil) }, 30*time.Second)
+	env.RegisterDelayedCallback(func() {
+		v, _ := env.QueryWorkflow(ProgressQuery)
+		_ = v.Get(&paused)
+		env.SignalWorkflow(ResumeSignal, nil)
+	}, 10*time.Hour)
+	env.ExecuteWorkflow(Run, RunInput{Run: testRun(), RunDir: "/tmp/x"})
+	var res RunResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	// Paused after segment 1 finished; for ten hours nothing else ran.
+	if paused.Status != StatusPaused || paused.Segment != 1 {
+		t.Errorf("progress while paused = %+v", paused)
+	}
+	if res.Status != StatusCompleted || res.EnvSteps != 1000 {
+		t.Errorf("result = %+v", res)
+	}
+}
+
+func TestRunTrainingErrorRetriesThenFails(t *testing.T) {
+	env := newEnv(t)
+	calls := 0
+	env.OnActivity("TrainSegment", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.TrainSegmentInput) (activities.TrainSegmentResult, error) {
+		calls++
+		return activities.TrainSegmentResult{}, temporal.NewApplicationError("non-finite loss at update 7", activities.ErrTypeTraining)
+	})
+	var finished activities.FinishRunInput
+	env.OnActivity("FinishRun", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.FinishRunInput) (activities.FinishRunResult, error) {
+		finished = in
+		return activities.FinishRunResult{}, nil
+	})
+	env.ExecuteWorkflow(Run, RunInput{Run: testRun(), RunDir: "/tmp/x"})
+	var res RunResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if calls != segmentRetries {
+		t.Errorf("TrainSegment ran %d times, want %d", calls, segmentRetries)
+	}
+	if res.Status != StatusFailed || finished.Status != StatusFailed {
+		t.Errorf("status = %q / %q, want failed", res.Status, finished.Status)
+	}
+	if finished.Error == "" || !containsAll(finished.Error, "non-finite loss at update 7", "segment 1") {
+		t.Errorf("failure reason %q does not name the cause and segment", finished.Error)
+	}
+}
+
+func TestRunContinuesAsNewCarryingState(t *testing.T) {
+	env := newEnv(t)
+	fake := &fakeSegments{}
+	env.OnActivity("TrainSegment", mock.Anything, mock.Anything).Return(fake.train)
+	env.OnActivity("FinishRun", mock.Anything, mock.Anything).Return(activities.FinishRunResult{}, nil)
+	env.ExecuteWorkflow(Run, RunInput{Run: testRun(), RunDir: "/tmp/x", MaxSegmentsPerExecution: 2})
+	err := env.GetWorkflowError()
+	var can *workflow.ContinueAsNewError
+	if !errors.As(err, &can) {
+		t.Fatalf("want continue-as-new after 2 segments, got %v", err)
+	}
+	var next RunInput
+	if err := decodeArg(can, &next); err != nil {
+		t.Fatal(err)
+	}
+	if next.State.Segment != 2 || next.State.EnvSteps != 600 || next.State.Checkpoint != "ckpt" || next.State.Started.IsZero() {
+		t.Errorf("carried state = %+v", next.State)
+	}
+}
+
+func TestSegmentArithmetic(t *testing.T) {
+	cfg := specs.DefaultConfig()
+	cfg.Pipeline.Mode = "sync"
+	cfg.Pipeline.Workers, cfg.Pipeline.EnvsPerWorker = 3, 2 // 6 envs
+	cfg.Algorithm.BatchSteps = 100
+	// 100 steps over 6 envs: each env collects ceil(100/6) = 17 steps, 102 per update.
+	if got := StepsPerUpdate(cfg); got != 102 {
+		t.Errorf("sync StepsPerUpdate = %d, want 102", got)
+	}
+	cfg.Pipeline.Mode = "async"
+	if got := StepsPerUpdate(cfg); got != 100 {
+		t.Errorf("async StepsPerUpdate = %d, want 100", got)
+	}
+	cfg.Budget.EnvSteps = 1050
+	cfg.Checkpoint.Every = 4
+	// 1050 - 900 = 150 steps left at 100 per update: 2 updates, under the interval of 4.
+	if got := SegmentUpdates(cfg, 900, 100); got != 2 {
+		t.Errorf("SegmentUpdates near the end = %d, want 2", got)
+	}
+	if got := SegmentUpdates(cfg, 0, 100); got != 4 {
+		t.Errorf("SegmentUpdates at the start = %d, want 4", got)
+	}
+}
+
+func containsAll(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}
+
+func decodeArg(can *workflow.ContinueAsNewError, v any) error {
+	return converter.GetDefaultDataConverter().FromPayloads(can.Input, v)
+}
