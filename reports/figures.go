@@ -111,12 +111,12 @@ func learningCurveFigure(e *experimentData, opts Options, wall bool) (*figure, e
 	}
 	p := newPlot(fmt.Sprintf("%s: episode return vs %s", e.Name, what), xLabel,
 		fmt.Sprintf("Episode return (mean of last %d episodes)", opts.SmoothWindow))
-	drawn := 0
+	var points []plotter.XY
+	var labels []string
 	for i, b := range bands {
 		if len(b.X) == 0 {
 			continue
 		}
-		drawn++
 		st := styleOf(i)
 		upper := make(plotter.XYs, 0, 2*len(b.X))
 		line := make(plotter.XYs, len(b.X))
@@ -128,6 +128,9 @@ func learningCurveFigure(e *experimentData, opts Options, wall bool) (*figure, e
 			upper = append(upper, plotter.XY{X: b.X[j] / scale, Y: b.Low[j]})
 		}
 		label := fmt.Sprintf("%s (%d seed%s)", e.Arms[i], b.Seeds, plural(b.Seeds))
+		labels = append(labels, label)
+		points = append(points, upper...)
+		points = append(points, line...)
 		if len(b.X) == 1 {
 			sc, err := plotter.NewScatter(line)
 			if err != nil {
@@ -152,16 +155,38 @@ func learningCurveFigure(e *experimentData, opts Options, wall bool) (*figure, e
 		p.Add(poly, l)
 		p.Legend.Add(label, l)
 	}
-	if drawn == 0 {
+	if len(labels) == 0 {
 		return nil, nil
 	}
 	p.Add(plotter.NewGrid())
+	setCurveRanges(p, points)
+	placeLegend(p, points, labels)
 	caption := fmt.Sprintf("Episode return against %s. Each seed's returns are smoothed with a trailing %d-episode moving average and resampled onto a common grid of %d points spanning the range all seeds of the arm cover. %s.",
 		what, opts.SmoothWindow, opts.GridPoints, bandCaption(opts))
 	if wall {
 		caption += " Wall-clock time of an episode is interpolated from the metrics rows."
 	}
 	return renderFigure(name, p.Title.Text, caption, p)
+}
+
+// setCurveRanges starts the x axis at 0 (steps and seconds count from the
+// start of the run) and pads the y range by 5% so that lines do not run
+// along the frame.
+func setCurveRanges(p *plot.Plot, points []plotter.XY) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	xmax := 0.0
+	for _, pt := range points {
+		lo, hi, xmax = math.Min(lo, pt.Y), math.Max(hi, pt.Y), math.Max(xmax, pt.X)
+	}
+	pad := 0.05 * (hi - lo)
+	if pad == 0 {
+		pad = math.Max(1, 0.05*math.Abs(hi))
+	}
+	p.Y.Min, p.Y.Max = lo-pad, hi+pad
+	p.X.Min = math.Min(0, p.X.Min)
+	if xmax <= 0 {
+		p.X.Max = 1
+	}
 }
 
 // wallAxis picks seconds, minutes or hours for a wall-clock axis so that
@@ -244,6 +269,7 @@ func throughputFigure(e *experimentData, res Results) (*figure, error) {
 		lab.TextStyle[i].XAlign = text.XCenter
 		lab.TextStyle[i].YAlign = text.YBottom
 		lab.TextStyle[i].Font.Size = vg.Points(10)
+		lab.TextStyle[i].Font.Variant = "Sans"
 	}
 	p.Add(lab)
 	p.NominalX(names...)

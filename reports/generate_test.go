@@ -3,8 +3,10 @@ package reports
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"image/png"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -272,6 +274,17 @@ func checkFigures(t *testing.T, rep *Report, names []string) {
 		if !bytes.Contains(svg, []byte("<svg")) || !bytes.HasSuffix(bytes.TrimSpace(svg), []byte("</svg>")) {
 			t.Errorf("%s.svg is not a complete SVG document", name)
 		}
+		// Well-formed XML: every token decodes (catches the font-family
+		// rewrite breaking an attribute's quoting).
+		dec := xml.NewDecoder(bytes.NewReader(svg))
+		for {
+			if _, err := dec.Token(); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Errorf("%s.svg is not well-formed XML: %v", name, err)
+				break
+			}
+		}
 	}
 }
 
@@ -317,7 +330,9 @@ func TestGenerateMissingRunsAndManifest(t *testing.T) {
 	// Only one run exists and there is no experiment.json: arms and seeds
 	// are discovered, the report is partial, and nothing crashes.
 	dir := filepath.Join(t.TempDir(), "lonely")
-	writeFixture(t, dir, fixtureRuns()[2])
+	lonely := fixtureRuns()[2]
+	lonely.manifest = false
+	writeFixture(t, dir, lonely)
 	rep, err := Generate(dir, Options{BootstrapReps: 100})
 	if err != nil {
 		t.Fatal(err)

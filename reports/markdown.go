@@ -30,7 +30,8 @@ func writeMarkdown(w io.Writer, v *reportView) error {
 	b.WriteString("\n## Results by arm\n\n")
 	mdTable(b, v.ArmHeader, v.ArmRows)
 	fmt.Fprintf(b, "\nFinal return is the mean return of a run's last %d episodes; ± is the sample standard deviation across seeds. "+
-		"The IQM interval is a 95%% percentile bootstrap over seeds. Speedup is the arm's mean env steps/s over the baseline's.\n", FinalEpisodes)
+		"The IQM interval is a 95%% percentile bootstrap over seeds. Speedup is the arm's mean env steps/s over the baseline's. "+
+		"Aggregates include every run with data, finished or not.\n", FinalEpisodes)
 
 	if len(v.Figures) > 0 {
 		b.WriteString("\n## Figures\n")
@@ -47,7 +48,7 @@ func writeMarkdown(w io.Writer, v *reportView) error {
 	b.WriteString(v.EnvHeader + "\n")
 	if len(v.Env) > 0 {
 		b.WriteString("\n")
-		mdTable(b, []string{"", ""}, factRows(v.Env, false))
+		mdTable(b, []string{"", ""}, factRows(v.Env, true))
 	}
 	if len(v.Deps) > 0 {
 		fmt.Fprintf(b, "\n<details><summary>%d module dependencies</summary>\n\n", len(v.Deps))

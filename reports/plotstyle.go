@@ -10,6 +10,8 @@ import (
 	"strconv"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -121,13 +123,62 @@ func newPlot(title, xLabel, yLabel string) *plot.Plot {
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.TextStyle.Font.Size = vg.Points(10)
 	p.Legend.XOffs, p.Legend.YOffs = vg.Points(6), -vg.Points(4)
+	for _, st := range []*text.Style{&p.Title.TextStyle, &p.X.Label.TextStyle, &p.Y.Label.TextStyle,
+		&p.X.Tick.Label, &p.Y.Tick.Label, &p.Legend.TextStyle} {
+		st.Font.Variant = "Sans" // sans-serif reads better at small sizes
+	}
 	return p
+}
+
+// placeLegend puts the legend in the corner of the data area that the
+// points cover least, preferring bottom-right (empty for rising learning
+// curves), then top-left. The legend box is estimated from its labels.
+// The axis ranges must be final.
+func placeLegend(p *plot.Plot, points []plotter.XY, labels []string) {
+	longest := 0
+	for _, l := range labels {
+		longest = max(longest, len([]rune(l)))
+	}
+	// About 5.5 points per character at 10 pt plus a 30-point thumbnail,
+	// over a data area of about 450 × 330 points at 7 × 4.5 inches.
+	wFrac := math.Min(0.7, (5.5*float64(longest)+40)/450)
+	hFrac := math.Min(0.7, (14*float64(len(labels))+10)/330)
+	xr, yr := p.X.Max-p.X.Min, p.Y.Max-p.Y.Min
+	type corner struct{ top, left bool }
+	best, bestN := corner{false, false}, -1
+	for _, c := range []corner{{false, false}, {true, true}, {true, false}, {false, true}} {
+		n := 0
+		for _, pt := range points {
+			fx, fy := (pt.X-p.X.Min)/xr, (pt.Y-p.Y.Min)/yr
+			inX := (c.left && fx <= wFrac) || (!c.left && fx >= 1-wFrac)
+			inY := (c.top && fy >= 1-hFrac) || (!c.top && fy <= hFrac)
+			if inX && inY {
+				n++
+			}
+		}
+		if bestN < 0 || n < bestN {
+			best, bestN = c, n
+		}
+	}
+	p.Legend.Top, p.Legend.Left = best.top, best.left
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(6), vg.Points(4)
+	if !best.left {
+		p.Legend.XOffs = -vg.Points(6)
+	}
+	if best.top {
+		p.Legend.YOffs = -vg.Points(4)
+	}
+}
+
+// withMargin keeps the title and the last tick label off the image edge.
+func withMargin(c draw.Canvas) draw.Canvas {
+	return draw.Crop(c, vg.Points(4), -vg.Points(12), vg.Points(4), -vg.Points(8))
 }
 
 // renderPNG and renderSVG draw p at the figure size.
 func renderPNG(p *plot.Plot) ([]byte, error) {
 	c := vgimg.NewWith(vgimg.UseWH(figWidth, figHeight), vgimg.UseDPI(figDPI))
-	p.Draw(draw.New(c))
+	p.Draw(withMargin(draw.New(c)))
 	var b bytes.Buffer
 	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(&b); err != nil {
 		return nil, err
@@ -136,15 +187,18 @@ func renderPNG(p *plot.Plot) ([]byte, error) {
 }
 
 func renderSVG(p *plot.Plot) ([]byte, error) {
-	// Embedded fonts make the SVG look the same where Liberation is not
-	// installed; they cost about 100 kB per figure.
-	c := vgsvg.NewWith(vgsvg.UseWH(figWidth, figHeight), vgsvg.EmbedFonts(true))
-	p.Draw(draw.New(c))
+	c := vgsvg.NewWith(vgsvg.UseWH(figWidth, figHeight))
+	p.Draw(withMargin(draw.New(c)))
 	var b bytes.Buffer
 	if _, err := c.WriteTo(&b); err != nil {
 		return nil, err
 	}
-	return b.Bytes(), nil
+	// Fonts are not embedded (that costs ~550 kB per figure). Liberation
+	// Sans has the metrics of Arial, so naming Arial and Helvetica as
+	// fallbacks keeps text widths, and so the layout, where Liberation is
+	// not installed.
+	return bytes.ReplaceAll(b.Bytes(), []byte("font-family:Liberation Sans;"),
+		[]byte("font-family:'Liberation Sans',Arial,Helvetica,sans-serif;")), nil
 }
 
 // figure is one rendered figure.

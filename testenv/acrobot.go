@@ -73,7 +73,7 @@ func (a *Acrobot) Reset(rng *rand.Rand) []float64 {
 	return a.obs()
 }
 
-// Step applies torque acTorques[action] for 0.2 s.
+// Step applies torque −1, 0 or +1 (actions 0, 1, 2) for 0.2 s.
 func (a *Acrobot) Step(action []float64) ([]float64, float64, bool, bool) {
 	if !a.started {
 		panic("testenv: acrobot: Step called before Reset")

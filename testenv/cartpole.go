@@ -12,7 +12,7 @@ const (
 	cpMassCart       = 1.0
 	cpMassPole       = 0.1
 	cpTotalMass      = cpMassPole + cpMassCart
-	cpLength         = 1.0 // half the pole's length
+	cpLength         = 0.5 // half the pole's length
 	cpPoleMassLength = cpMassPole * cpLength
 	cpForceMag       = 10.0
 	cpTau            = 0.02 // seconds between state updates

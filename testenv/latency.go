@@ -160,6 +160,7 @@ type latencyEnv struct {
 	sleep   func(time.Duration)
 }
 
+// Step sleeps for the next sampled delay, then steps the wrapped env.
 func (e *latencyEnv) Step(action []float64) ([]float64, float64, bool, bool) {
 	if d := e.sampler.Next(); d > 0 {
 		e.sleep(d)
@@ -169,6 +170,7 @@ func (e *latencyEnv) Step(action []float64) ([]float64, float64, bool, bool) {
 
 const latencyTag = "latency"
 
+// MarshalBinary encodes the wrapped env's state and the sampler's RNG state.
 func (e *latencyEnv) MarshalBinary() ([]byte, error) {
 	inner, err := e.Env.MarshalBinary()
 	if err != nil {
@@ -184,6 +186,7 @@ func (e *latencyEnv) MarshalBinary() ([]byte, error) {
 	return w.b, nil
 }
 
+// UnmarshalBinary restores both parts, or neither on error.
 func (e *latencyEnv) UnmarshalBinary(data []byte) error {
 	r := newStateReader(data, latencyTag)
 	inner := r.bytes()

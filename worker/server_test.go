@@ -1,0 +1,73 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+)
+
+// echo is a trivial workflow used to prove the server persists workflow results.
+func echo(ctx workflow.Context, s string) (string, error) { return "echo: " + s, nil }
+
+func TestEmbeddedServerPersistsAndLocks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an embedded Temporal server")
+	}
+	dir := t.TempDir()
+	srv, err := StartServer(ServerConfig{StateDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A second server on the same state directory is refused and told where the first is.
+	_, err = StartServer(ServerConfig{StateDir: dir})
+	var busy *BusyError
+	if !errors.As(err, &busy) || !errors.Is(err, ErrStateDirBusy) || busy.Addr != srv.HostPort() {
+		t.Fatalf("second StartServer = %v, want BusyError with address %s", err, srv.HostPort())
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := client.DialContext(ctx, client.Options{HostPort: srv.HostPort(), Namespace: DefaultNamespace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := sdkworker.New(c, "test", sdkworker.Options{})
+	w.RegisterWorkflow(echo)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "echo-1", TaskQueue: "test"}, echo, "hi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	if err := run.Get(ctx, &got); err != nil || got != "echo: hi" {
+		t.Fatalf("workflow result %q, %v", got, err)
+	}
+	w.Stop()
+	c.Close()
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A restarted server on the same directory still knows the finished workflow.
+	srv2, err := StartServer(ServerConfig{StateDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = srv2.Stop() }()
+	c2, err := client.DialContext(ctx, client.Options{HostPort: srv2.HostPort(), Namespace: DefaultNamespace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if err := c2.GetWorkflow(ctx, "echo-1", "").Get(ctx, &got); err != nil || got != "echo: hi" {
+		t.Fatalf("after restart: result %q, %v", got, err)
+	}
+}
