@@ -239,6 +239,9 @@ func readRunData(arm string, seed uint64, dir string) *runData {
 	}
 	if len(episodes) > 0 {
 		r.FinalReturn = finalReturn(episodes)
+		if r.NumEpisodes == 0 { // a summary that does not count episodes
+			r.NumEpisodes = int64(len(episodes))
+		}
 	}
 	return r
 }

@@ -42,7 +42,7 @@ func writeDemo(t *testing.T, out string) string {
 				budget, status = 340e3, StatusRunning
 			}
 			speed := a.stepsPerS * (1 + 0.05*rng.NormFloat64())
-			var steps int64
+			var steps, episodes int64
 			var eps []EpisodeRow
 			var rows []MetricsRow
 			seg, segEnd := int32(1), int64(100e3)
@@ -60,6 +60,7 @@ func writeDemo(t *testing.T, out string) string {
 				length := int64(20 + 460*skill + 15*rng.NormFloat64())
 				length = max(10, min(500, length))
 				steps += length
+				episodes++
 				eps = append(eps, EpisodeRow{Segment: seg, EnvSteps: steps, Return: float64(length), Length: length,
 					PolicyVersion: step, Success: math.NaN()})
 				if len(eps)%8 == 0 {
@@ -74,7 +75,7 @@ func writeDemo(t *testing.T, out string) string {
 				}
 			}
 			flush()
-			sum := RunSummary{Status: status, EnvSteps: steps, Updates: step, StepsPerS: speed,
+			sum := RunSummary{Status: status, EnvSteps: steps, Updates: step, Episodes: episodes, StepsPerS: speed,
 				WallS: float64(steps) / speed, Segments: seg - 1, ParamsSHA256: "5d41402abc4b2a76b9719d911017c592",
 				Updated: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}
 			if err := WriteJSON(filepath.Join(runDir, SummaryFile), sum); err != nil {

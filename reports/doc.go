@@ -52,7 +52,11 @@
 //
 // # Report
 //
-// Generate aggregates the seeds of every arm. The final return of a run is
+// Generate aggregates the seeds of every arm. A run's counters and
+// throughput come from its summary.json; a run without one (still in its
+// first segments) falls back to its last metrics row, and a run without a
+// directory is listed as missing. Any run that is not completed makes the
+// report partial, which report.md, report.html and results.json all say. The final return of a run is
 // the mean return of its last 100 episodes. Per arm it reports the mean ± the
 // sample standard deviation across seeds, the interquartile mean (IQM,
 // Agarwal et al. 2021, "Deep RL at the edge of the statistical precipice")

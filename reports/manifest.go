@@ -77,10 +77,10 @@ func (s RunSummary) MarshalJSON() ([]byte, error) {
 	type plain RunSummary // drops the methods, so no recursion
 	return json.Marshal(struct {
 		plain
-		FinalReturn nullFloat `json:"final_return"`
-		StepsPerS   nullFloat `json:"steps_per_s"`
-		WallS       nullFloat `json:"wall_s"`
-	}{plain(s), nullFloat(s.FinalReturn), nullFloat(s.StepsPerS), nullFloat(s.WallS)})
+		FinalReturn JSONFloat `json:"final_return"`
+		StepsPerS   JSONFloat `json:"steps_per_s"`
+		WallS       JSONFloat `json:"wall_s"`
+	}{plain(s), JSONFloat(s.FinalReturn), JSONFloat(s.StepsPerS), JSONFloat(s.WallS)})
 }
 
 // UnmarshalJSON reads null floats back as NaN.
@@ -88,10 +88,10 @@ func (s *RunSummary) UnmarshalJSON(data []byte) error {
 	type plain RunSummary
 	aux := struct {
 		*plain
-		FinalReturn nullFloat `json:"final_return"`
-		StepsPerS   nullFloat `json:"steps_per_s"`
-		WallS       nullFloat `json:"wall_s"`
-	}{plain: (*plain)(s), FinalReturn: nullFloat(math.NaN()), StepsPerS: nullFloat(math.NaN()), WallS: nullFloat(math.NaN())}
+		FinalReturn JSONFloat `json:"final_return"`
+		StepsPerS   JSONFloat `json:"steps_per_s"`
+		WallS       JSONFloat `json:"wall_s"`
+	}{plain: (*plain)(s), FinalReturn: JSONFloat(math.NaN()), StepsPerS: JSONFloat(math.NaN()), WallS: JSONFloat(math.NaN())}
 	if err := json.Unmarshal(data, &aux); err != nil {
 		return fmt.Errorf("decode run summary: %w", err)
 	}
@@ -99,12 +99,13 @@ func (s *RunSummary) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// nullFloat is a float64 that encodes NaN and ±Inf as JSON null and decodes
-// null as NaN.
-type nullFloat float64
+// JSONFloat is a float64 that encodes NaN and ±Inf as JSON null and decodes
+// null as NaN; results.json uses it for every number that may be unknown.
+// Convert with float64(x).
+type JSONFloat float64
 
 // MarshalJSON implements json.Marshaler.
-func (f nullFloat) MarshalJSON() ([]byte, error) {
+func (f JSONFloat) MarshalJSON() ([]byte, error) {
 	v := float64(f)
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return []byte("null"), nil
@@ -113,15 +114,15 @@ func (f nullFloat) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
-func (f *nullFloat) UnmarshalJSON(data []byte) error {
+func (f *JSONFloat) UnmarshalJSON(data []byte) error {
 	if string(data) == "null" {
-		*f = nullFloat(math.NaN())
+		*f = JSONFloat(math.NaN())
 		return nil
 	}
 	var v float64
 	if err := json.Unmarshal(data, &v); err != nil {
 		return err
 	}
-	*f = nullFloat(v)
+	*f = JSONFloat(v)
 	return nil
 }

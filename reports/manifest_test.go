@@ -153,6 +153,17 @@ func TestHardwareFromProc(t *testing.T) {
 	}
 }
 
+// TestNewHardwareHere describes the machine the test runs on; run with -v
+// to see it. On a GPU host it shows whether the driver's proc files were
+// found.
+func TestNewHardwareHere(t *testing.T) {
+	h := NewHardware()
+	t.Logf("NewHardware() = %+v", h)
+	if h.CPUs < 1 || h.CPUModel == "" || h.GPU == "" || h.Platform != runtime.GOOS+"/"+runtime.GOARCH {
+		t.Errorf("NewHardware() = %+v", h)
+	}
+}
+
 func TestNewBuildInfo(t *testing.T) {
 	bi := NewBuildInfo()
 	if bi.GoVersion != runtime.Version() {

@@ -34,19 +34,19 @@ type RunResult struct {
 	EnvSteps        int64     `json:"env_steps"`
 	Updates         int64     `json:"updates"`
 	Episodes        int64     `json:"episodes"`
-	FinalMeanReturn nullFloat `json:"final_mean_return"`
-	StepsPerS       nullFloat `json:"steps_per_s"`
-	WallS           nullFloat `json:"wall_s"`
+	FinalMeanReturn JSONFloat `json:"final_mean_return"`
+	StepsPerS       JSONFloat `json:"steps_per_s"`
+	WallS           JSONFloat `json:"wall_s"`
 	ParamsSHA256    string    `json:"params_sha256"`
 }
 
 // Stat summarises one quantity across the seeds of an arm.
 type Stat struct {
 	N    int       `json:"n"` // seeds with a value
-	Mean nullFloat `json:"mean"`
-	Std  nullFloat `json:"std"` // sample standard deviation (n-1)
-	Min  nullFloat `json:"min"`
-	Max  nullFloat `json:"max"`
+	Mean JSONFloat `json:"mean"`
+	Std  JSONFloat `json:"std"` // sample standard deviation (n-1)
+	Min  JSONFloat `json:"min"`
+	Max  JSONFloat `json:"max"`
 }
 
 // ArmResult aggregates the seeds of one arm in results.json.
@@ -55,19 +55,19 @@ type ArmResult struct {
 	Runs        int       `json:"runs"`      // runs expected (seeds)
 	Completed   int       `json:"completed"` // runs with status completed
 	FinalReturn Stat      `json:"final_return"`
-	IQM         nullFloat `json:"final_return_iqm"`
-	IQMLow      nullFloat `json:"final_return_iqm_ci_low"`
-	IQMHigh     nullFloat `json:"final_return_iqm_ci_high"`
+	IQM         JSONFloat `json:"final_return_iqm"`
+	IQMLow      JSONFloat `json:"final_return_iqm_ci_low"`
+	IQMHigh     JSONFloat `json:"final_return_iqm_ci_high"`
 	StepsPerS   Stat      `json:"steps_per_s"`
 	WallS       Stat      `json:"wall_s"`
 	EnvSteps    Stat      `json:"env_steps"`
-	Speedup     nullFloat `json:"speedup_vs_baseline"` // mean steps/s over the baseline arm's
+	Speedup     JSONFloat `json:"speedup_vs_baseline"` // mean steps/s over the baseline arm's
 }
 
 func newStat(xs []float64) Stat {
 	v := finite(xs)
 	lo, hi := minMax(v)
-	return Stat{N: len(v), Mean: nullFloat(mean(v)), Std: nullFloat(sampleStd(v)), Min: nullFloat(lo), Max: nullFloat(hi)}
+	return Stat{N: len(v), Mean: JSONFloat(mean(v)), Std: JSONFloat(sampleStd(v)), Min: JSONFloat(lo), Max: JSONFloat(hi)}
 }
 
 // computeResults derives results.json from the collected experiment.
@@ -81,15 +81,15 @@ func computeResults(e *experimentData, opts Options) Results {
 		res.Runs = append(res.Runs, RunResult{
 			Experiment: e.Name, Arm: r.Arm, Seed: r.Seed, Status: r.Status,
 			EnvSteps: r.EnvSteps, Updates: r.Updates, Episodes: r.NumEpisodes,
-			FinalMeanReturn: nullFloat(r.FinalReturn), StepsPerS: nullFloat(r.StepsPerS), WallS: nullFloat(r.WallS),
+			FinalMeanReturn: JSONFloat(r.FinalReturn), StepsPerS: JSONFloat(r.StepsPerS), WallS: JSONFloat(r.WallS),
 			ParamsSHA256: r.ParamsSHA256,
 		})
 	}
 	for _, arm := range e.Arms {
 		runs := e.runsOf(arm)
 		var ret, sps, wall, steps []float64
-		a := ArmResult{Arm: arm, Runs: len(runs), IQM: nullFloat(math.NaN()), IQMLow: nullFloat(math.NaN()),
-			IQMHigh: nullFloat(math.NaN()), Speedup: nullFloat(math.NaN())}
+		a := ArmResult{Arm: arm, Runs: len(runs), IQM: JSONFloat(math.NaN()), IQMLow: JSONFloat(math.NaN()),
+			IQMHigh: JSONFloat(math.NaN()), Speedup: JSONFloat(math.NaN())}
 		for _, r := range runs {
 			if r.Status == StatusCompleted {
 				a.Completed++
@@ -109,7 +109,7 @@ func computeResults(e *experimentData, opts Options) Results {
 			// Keying the seed by arm name keeps an arm's interval unchanged
 			// when arms are added or reordered.
 			iv := IQMInterval(scores, opts.BootstrapReps, opts.Seed^armKey(arm))
-			a.IQM, a.IQMLow, a.IQMHigh = nullFloat(iv.Point), nullFloat(iv.Low), nullFloat(iv.High)
+			a.IQM, a.IQMLow, a.IQMHigh = JSONFloat(iv.Point), JSONFloat(iv.Low), JSONFloat(iv.High)
 		}
 		res.Arms = append(res.Arms, a)
 	}
@@ -121,7 +121,7 @@ func computeResults(e *experimentData, opts Options) Results {
 	}
 	for i := range res.Arms {
 		if base > 0 {
-			res.Arms[i].Speedup = nullFloat(float64(res.Arms[i].StepsPerS.Mean) / base)
+			res.Arms[i].Speedup = JSONFloat(float64(res.Arms[i].StepsPerS.Mean) / base)
 		}
 	}
 	return res

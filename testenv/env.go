@@ -3,6 +3,7 @@ package testenv
 import (
 	"encoding"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 )
@@ -49,18 +50,23 @@ type Env interface {
 type Options struct {
 	// MaxEpisodeSteps is the time limit after which an episode is
 	// truncated; 0 means the kind's Gymnasium default (500 for CartPole-v1
-	// and Acrobot-v1).
+	// and Acrobot-v1, 200 for Pendulum-v1, 999 for
+	// MountainCarContinuous-v0).
 	MaxEpisodeSteps int
 }
 
 // Environment kinds accepted by Make.
 const (
-	KindCartPole = "cartpole" // CartPole-v1
-	KindAcrobot  = "acrobot"  // Acrobot-v1
+	KindCartPole              = "cartpole"               // CartPole-v1
+	KindAcrobot               = "acrobot"                // Acrobot-v1
+	KindPendulum              = "pendulum"               // Pendulum-v1
+	KindMountainCarContinuous = "mountaincar_continuous" // MountainCarContinuous-v0
 )
 
 // Kinds returns the environment kinds Make knows, sorted.
-func Kinds() []string { return []string{KindAcrobot, KindCartPole} }
+func Kinds() []string {
+	return []string{KindAcrobot, KindCartPole, KindMountainCarContinuous, KindPendulum}
+}
 
 // Make builds an environment of the given kind. An unknown kind or a
 // negative step limit is an error.
@@ -73,6 +79,10 @@ func Make(kind string, opts Options) (Env, error) {
 		return NewCartPole(opts), nil
 	case KindAcrobot:
 		return NewAcrobot(opts), nil
+	case KindPendulum:
+		return NewPendulum(opts), nil
+	case KindMountainCarContinuous:
+		return NewMountainCarContinuous(opts), nil
 	}
 	return nil, fmt.Errorf("make environment: unknown kind %q (known: %s)", kind, strings.Join(Kinds(), ", "))
 }
@@ -88,4 +98,20 @@ func discreteAction(env string, action []float64, n int) int {
 		panic(fmt.Sprintf("testenv: %s: action %v is not an integer in [0, %d)", env, action[0], n))
 	}
 	return a
+}
+
+// continuousAction checks that action has dims finite values and returns
+// it. A wrong length is a programmer error; so is a NaN or infinite action,
+// which only a policy with non-finite parameters could produce (the learner
+// refuses such parameters), so both panic.
+func continuousAction(env string, action []float64, dims int) []float64 {
+	if len(action) != dims {
+		panic(fmt.Sprintf("testenv: %s: action has %d values, want %d", env, len(action), dims))
+	}
+	for i, v := range action {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			panic(fmt.Sprintf("testenv: %s: action[%d] = %v is not finite", env, i, v))
+		}
+	}
+	return action
 }
