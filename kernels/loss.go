@@ -6,8 +6,10 @@ import (
 )
 
 // LossInput holds one minibatch of B samples as a policy-gradient loss sees
-// them. The current-parameter quantities come from [ActorCritic.Evaluate];
-// the old ones were recorded when the samples were collected.
+// them. The current-parameter quantities come from [ActorCritic.Evaluate]
+// or [Policy.Evaluate]; the old ones were recorded when the samples were
+// collected. For [PPOLoss] every slice has B entries; [Loss] also accepts
+// T tokens per sample, with LogProbs, OldLogProbs and Entropy of length B·T.
 type LossInput struct {
 	LogProbs    []float64 // log π_θ(a_t|s_t) under the current parameters
 	OldLogProbs []float64 // log π_θold(a_t|s_t) recorded at collection
@@ -33,6 +35,10 @@ type LossTerms struct {
 	Entropy  float64 // mean entropy
 	ApproxKL float64 // mean((ratio − 1) − log ratio), Schulman's k3 estimator of KL(old‖new)
 	ClipFrac float64 // fraction of samples with |ratio − 1| > ClipCoef
+
+	// Filled by [Loss] only (zero from PPOLoss):
+	LowWeightFrac float64 // fraction of tokens whose GIPO weight is below GIPOLowWeight
+	ESS           float64 // effective sample size (Σr)²/(N Σr²) of the ratios
 }
 
 // PPOLoss is the clipped PPO objective of Schulman et al. 2017, "Proximal

@@ -57,6 +57,7 @@ type experimentData struct {
 	Name     string
 	SpecHash string
 	Baseline string
+	Target   *TargetInfo // nil without a target return; set by Generate
 	Arms     []string
 	Seeds    []uint64
 	Runs     []*runData // arm-major, in Arms × Seeds order

@@ -7,7 +7,6 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -17,7 +16,43 @@ const (
 	FigLearningCurve     = "learning_curve"
 	FigLearningCurveWall = "learning_curve_wall"
 	FigThroughput        = "throughput"
+	FigStepsToTarget     = "steps_to_target"
+	FigPipeline          = "pipeline_distributions"
+	FigUtilization       = "utilization"
+	FigWorldModel        = "world_model"
 )
+
+// figureInput is everything a figure may draw from.
+type figureInput struct {
+	e       *experimentData
+	res     Results
+	targets []*armTarget // per arm, see computeResults
+	opts    Options
+}
+
+// figureSpec is one figure of the report. render returns nil and a reason
+// (for report.md) when the data it needs is absent.
+type figureSpec struct {
+	name, title string
+	render      func(*figureInput) (f *figure, skipped string, err error)
+}
+
+// figureSpecs lists the report's figures in the order they appear.
+func figureSpecs() []figureSpec {
+	return []figureSpec{
+		{FigLearningCurve, "Learning curve (env steps)", func(in *figureInput) (*figure, string, error) {
+			return learningCurveFigure(in.e, in.opts, false)
+		}},
+		{FigLearningCurveWall, "Learning curve (wall-clock time)", func(in *figureInput) (*figure, string, error) {
+			return learningCurveFigure(in.e, in.opts, true)
+		}},
+		{FigThroughput, "Throughput", throughputFigure},
+		{FigStepsToTarget, "Steps to target", stepsToTargetFigure},
+		{FigPipeline, "Pipeline distributions", pipelineFigure},
+		{FigUtilization, "Utilisation timeline", utilizationFigure},
+		{FigWorldModel, "World model", worldModelFigure},
+	}
+}
 
 // returnCurve is a run's smoothed return against environment steps: the
 // trailing moving average of the episode returns over window episodes,
@@ -99,9 +134,8 @@ func bandCaption(opts Options) string {
 	return fmt.Sprintf("Lines are the interquartile mean (IQM) across seeds and shaded bands its 95%% stratified-bootstrap confidence interval (%d replicates)", opts.BootstrapReps)
 }
 
-// learningCurveFigure draws one line per arm with its band. It returns nil
-// when no arm has a curve.
-func learningCurveFigure(e *experimentData, opts Options, wall bool) (*figure, error) {
+// learningCurveFigure draws one line per arm with its band.
+func learningCurveFigure(e *experimentData, opts Options, wall bool) (*figure, string, error) {
 	bands := armBands(e, opts, wall)
 	xLabel, name, what := "Environment steps", FigLearningCurve, "environment steps"
 	scale := 1.0
@@ -111,6 +145,32 @@ func learningCurveFigure(e *experimentData, opts Options, wall bool) (*figure, e
 	}
 	p := newPlot(fmt.Sprintf("%s: episode return vs %s", e.Name, what), xLabel,
 		fmt.Sprintf("Episode return (mean of last %d episodes)", opts.SmoothWindow))
+	points, labels, err := addBands(p, e.Arms, bands, scale, 0x40)
+	if err != nil {
+		return nil, "", fmt.Errorf("plot %s: %w", name, err)
+	}
+	if len(labels) == 0 {
+		if wall {
+			return nil, "no run has both finished episodes and wall-clock times yet", nil
+		}
+		return nil, "no run has finished an episode yet", nil
+	}
+	p.Add(plotter.NewGrid())
+	setCurveRanges(p, points)
+	placeLegend(p, points, labels)
+	caption := fmt.Sprintf("Episode return against %s. Each seed's returns are smoothed with a trailing %d-episode moving average and resampled onto a common grid of %d points spanning the range all seeds of the arm cover. %s.",
+		what, opts.SmoothWindow, opts.GridPoints, bandCaption(opts))
+	if wall {
+		caption += " Wall-clock time of an episode is interpolated from the metrics rows."
+	}
+	f, err := renderFigure(name, p.Title.Text, caption, p)
+	return f, "", err
+}
+
+// addBands draws every non-empty band as a line in its arm's colour over a
+// filled band of the given opacity, dividing x by xScale. It returns the
+// points drawn (for legend placement) and the legend labels.
+func addBands(p *plot.Plot, arms []string, bands []Band, xScale float64, alpha uint8) ([]plotter.XY, []string, error) {
 	var points []plotter.XY
 	var labels []string
 	for i, b := range bands {
@@ -121,20 +181,20 @@ func learningCurveFigure(e *experimentData, opts Options, wall bool) (*figure, e
 		upper := make(plotter.XYs, 0, 2*len(b.X))
 		line := make(plotter.XYs, len(b.X))
 		for j := range b.X {
-			line[j] = plotter.XY{X: b.X[j] / scale, Y: b.Y[j]}
-			upper = append(upper, plotter.XY{X: b.X[j] / scale, Y: b.High[j]})
+			line[j] = plotter.XY{X: b.X[j] / xScale, Y: b.Y[j]}
+			upper = append(upper, plotter.XY{X: b.X[j] / xScale, Y: b.High[j]})
 		}
 		for j := len(b.X) - 1; j >= 0; j-- {
-			upper = append(upper, plotter.XY{X: b.X[j] / scale, Y: b.Low[j]})
+			upper = append(upper, plotter.XY{X: b.X[j] / xScale, Y: b.Low[j]})
 		}
-		label := fmt.Sprintf("%s (%d seed%s)", e.Arms[i], b.Seeds, plural(b.Seeds))
+		label := fmt.Sprintf("%s (%d seed%s)", arms[i], b.Seeds, plural(b.Seeds))
 		labels = append(labels, label)
 		points = append(points, upper...)
 		points = append(points, line...)
 		if len(b.X) == 1 {
 			sc, err := plotter.NewScatter(line)
 			if err != nil {
-				return nil, fmt.Errorf("plot %s: %w", name, err)
+				return nil, nil, err
 			}
 			sc.GlyphStyle = draw.GlyphStyle{Color: st.Color, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
 			p.Add(sc)
@@ -143,30 +203,19 @@ func learningCurveFigure(e *experimentData, opts Options, wall bool) (*figure, e
 		}
 		poly, err := plotter.NewPolygon(upper)
 		if err != nil {
-			return nil, fmt.Errorf("plot %s: %w", name, err)
+			return nil, nil, err
 		}
-		poly.Color = st.fill(0x40)
+		poly.Color = st.fill(alpha)
 		poly.LineStyle.Width = 0
 		l, err := plotter.NewLine(line)
 		if err != nil {
-			return nil, fmt.Errorf("plot %s: %w", name, err)
+			return nil, nil, err
 		}
 		l.LineStyle = st.lineStyle(vg.Points(2))
 		p.Add(poly, l)
 		p.Legend.Add(label, l)
 	}
-	if len(labels) == 0 {
-		return nil, nil
-	}
-	p.Add(plotter.NewGrid())
-	setCurveRanges(p, points)
-	placeLegend(p, points, labels)
-	caption := fmt.Sprintf("Episode return against %s. Each seed's returns are smoothed with a trailing %d-episode moving average and resampled onto a common grid of %d points spanning the range all seeds of the arm cover. %s.",
-		what, opts.SmoothWindow, opts.GridPoints, bandCaption(opts))
-	if wall {
-		caption += " Wall-clock time of an episode is interpolated from the metrics rows."
-	}
-	return renderFigure(name, p.Title.Text, caption, p)
+	return points, labels, nil
 }
 
 // setCurveRanges starts the x axis at 0 (steps and seconds count from the
@@ -205,89 +254,6 @@ func wallAxis(bands []Band) (string, float64) {
 		return "Wall-clock time (minutes)", 60
 	}
 	return "Wall-clock time (seconds)", 1
-}
-
-// throughputFigure draws one bar per arm: mean env steps per second across
-// seeds, whiskers from the slowest to the fastest seed, and the speedup
-// over the baseline written above each bar. It returns nil when no arm has
-// a throughput.
-func throughputFigure(e *experimentData, res Results) (*figure, error) {
-	p := newPlot(fmt.Sprintf("%s: throughput", e.Name), "Arm", "Environment steps per second")
-	p.Legend = plot.NewLegend() // bars are labelled on the axis; no legend
-	top := 0.0
-	for _, a := range res.Arms {
-		top = math.Max(top, math.Max(float64(a.StepsPerS.Max), float64(a.StepsPerS.Mean)))
-	}
-	if !(top > 0) {
-		return nil, nil
-	}
-	names := make([]string, len(res.Arms))
-	var labels plotter.XYLabels
-	for i, a := range res.Arms {
-		names[i] = a.Arm
-		m := float64(a.StepsPerS.Mean)
-		st := styleOf(i)
-		if math.IsNaN(m) {
-			labels.XYs = append(labels.XYs, plotter.XY{X: float64(i), Y: 0.02 * top})
-			labels.Labels = append(labels.Labels, "no data")
-			continue
-		}
-		bar, err := plotter.NewBarChart(plotter.Values{m}, vg.Points(barWidth(len(res.Arms))))
-		if err != nil {
-			return nil, fmt.Errorf("plot throughput: %w", err)
-		}
-		bar.XMin = float64(i)
-		bar.Color = st.fill(0xD0)
-		bar.LineStyle = st.lineStyle(vg.Points(1))
-		bar.LineStyle.Dashes = nil
-		p.Add(bar)
-		lo, hi := float64(a.StepsPerS.Min), float64(a.StepsPerS.Max)
-		if a.StepsPerS.N > 1 {
-			eb, err := plotter.NewYErrorBars(errPoint{x: float64(i), y: m, lo: m - lo, hi: hi - m})
-			if err != nil {
-				return nil, fmt.Errorf("plot throughput: %w", err)
-			}
-			eb.LineStyle.Width = vg.Points(1.2)
-			eb.CapWidth = vg.Points(10)
-			p.Add(eb)
-		}
-		text := "no baseline"
-		if s := float64(a.Speedup); !math.IsNaN(s) {
-			text = fmt.Sprintf("%.2f×", s)
-			if a.Arm == res.Baseline {
-				text += " (baseline)"
-			}
-		}
-		labels.XYs = append(labels.XYs, plotter.XY{X: float64(i), Y: math.Max(m, hi) + 0.03*top})
-		labels.Labels = append(labels.Labels, text)
-	}
-	lab, err := plotter.NewLabels(labels)
-	if err != nil {
-		return nil, fmt.Errorf("plot throughput: %w", err)
-	}
-	for i := range lab.TextStyle {
-		lab.TextStyle[i].XAlign = text.XCenter
-		lab.TextStyle[i].YAlign = text.YBottom
-		lab.TextStyle[i].Font.Size = vg.Points(10)
-		lab.TextStyle[i].Font.Variant = "Sans"
-	}
-	p.Add(lab)
-	p.NominalX(names...)
-	p.X.Label.Text = ""
-	p.X.Tick.Label.Font.Size = vg.Points(11)
-	p.Y.Min, p.Y.Max = 0, 1.15*top
-	p.X.Min, p.X.Max = -0.6, float64(len(res.Arms))-0.4
-	grid := plotter.NewGrid()
-	grid.Vertical.Width = 0
-	p.Add(grid)
-	caption := "Environment steps per second per arm: bars are the mean across seeds, whiskers span the slowest to the fastest seed, and the number above each bar is the speedup over the baseline arm (ratio of mean steps per second)."
-	return renderFigure(FigThroughput, p.Title.Text, caption, p)
-}
-
-// barWidth narrows bars as arms are added so that neighbours never touch
-// (the figure is about 430 points wide inside the axes).
-func barWidth(arms int) float64 {
-	return math.Min(70, 300/float64(max(arms, 1)))
 }
 
 // errPoint is a single asymmetric error bar.

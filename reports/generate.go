@@ -1,8 +1,11 @@
 package reports
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 )
 
@@ -11,6 +14,8 @@ const (
 	MarkdownFile = "report.md"
 	HTMLFile     = "report.html"
 	ResultsFile  = "results.json"
+	CSVFile      = "results.csv"
+	LaTeXFile    = "results.tex"
 )
 
 // Options tune Generate. The zero value is valid: every zero field takes the
@@ -36,6 +41,16 @@ type Options struct {
 	Aggregate Aggregation
 	// NoHTML skips report.html.
 	NoHTML bool
+	// Target is the episode return that counts as solving the task (for
+	// example 475 for CartPole-v1). It enables the steps-to-target figure,
+	// the optimality gap and their table columns. nil (default) falls back
+	// to the "target" of experiment.json; without either those are
+	// skipped. Write Options{Target: new(475.0)}.
+	Target *float64
+	// RandomScore is the return that normalises to 0 in the optimality
+	// gap, for example that of a random policy (default: experiment.json's
+	// "random_score", else 0). Only used with a target.
+	RandomScore *float64
 }
 
 func (o Options) withDefaults() Options {
@@ -60,41 +75,53 @@ type Report struct {
 	Markdown    string   // path of report.md
 	HTML        string   // path of report.html; empty with Options.NoHTML
 	ResultsJSON string   // path of results.json
+	CSV         string   // path of results.csv, the per-arm table
+	LaTeX       string   // path of results.tex, the per-arm table (booktabs)
 	Figures     []string // paths of the figure files, PNG and SVG
+	Skipped     []string // names of figures not drawn for lack of data (see report.md for why)
 	Partial     bool     // some run is missing, unfinished or unreadable
 	Reasons     []string // why the report is partial
 }
 
-// Generate reads everything under expDir and writes report.md, report.html,
-// results.json and figures/ there. It never runs training. It works on
-// partial experiments — runs that have not started, are still running, have
-// no summary yet or failed — and says so in the report and in Report.Partial.
-// It fails only when expDir is unreadable or an output cannot be written.
+// skippedFigure is a figure that Generate did not draw, and why.
+type skippedFigure struct {
+	Name, Title, Reason string
+}
+
+// Generate reads everything under expDir and writes report.md,
+// report.html, results.json, results.csv, results.tex and figures/ there.
+// It never runs training. It works on partial experiments — runs that have
+// not started, are still running, have no summary yet or failed — and says
+// so in the report and in Report.Partial. A figure whose data is absent is
+// skipped (its old files are removed) and report.md says why. Generate
+// fails only when expDir is unreadable or an output cannot be written.
 func Generate(expDir string, opts Options) (*Report, error) {
 	opts = opts.withDefaults()
 	e, err := collect(expDir)
 	if err != nil {
 		return nil, fmt.Errorf("generate report: %w", err)
 	}
-	res := computeResults(e, opts)
+	e.Target = resolveTarget(e, opts)
+	res, targets := computeResults(e, opts)
 
+	in := &figureInput{e: e, res: res, targets: targets, opts: opts}
 	var figs []*figure
-	for _, render := range []func() (*figure, error){
-		func() (*figure, error) { return learningCurveFigure(e, opts, false) },
-		func() (*figure, error) { return learningCurveFigure(e, opts, true) },
-		func() (*figure, error) { return throughputFigure(e, res) },
-	} {
-		f, err := render()
+	var skipped []skippedFigure
+	for _, spec := range figureSpecs() {
+		f, reason, err := spec.render(in)
 		if err != nil {
 			return nil, fmt.Errorf("generate report for %q: %w", expDir, err)
 		}
-		if f != nil {
-			figs = append(figs, f)
+		if f == nil {
+			skipped = append(skipped, skippedFigure{Name: spec.name, Title: spec.title, Reason: reason})
+			continue
 		}
+		figs = append(figs, f)
 	}
 
 	rep := &Report{Dir: expDir, Partial: e.Partial(), Reasons: e.Reasons,
-		Markdown: filepath.Join(expDir, MarkdownFile), ResultsJSON: filepath.Join(expDir, ResultsFile)}
+		Markdown: filepath.Join(expDir, MarkdownFile), ResultsJSON: filepath.Join(expDir, ResultsFile),
+		CSV: filepath.Join(expDir, CSVFile), LaTeX: filepath.Join(expDir, LaTeXFile)}
 	for _, f := range figs {
 		paths, err := f.save(expDir)
 		if err != nil {
@@ -102,10 +129,31 @@ func Generate(expDir string, opts Options) (*Report, error) {
 		}
 		rep.Figures = append(rep.Figures, paths...)
 	}
+	for _, s := range skipped {
+		rep.Skipped = append(rep.Skipped, s.Name)
+		for _, ext := range []string{".png", ".svg"} {
+			old := filepath.Join(expDir, figuresDir, s.Name+ext)
+			if err := os.Remove(old); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("generate report: remove stale figure: %w", err)
+			}
+		}
+	}
 	if err := WriteJSON(rep.ResultsJSON, res); err != nil {
 		return nil, fmt.Errorf("generate report: %w", err)
 	}
-	v := buildView(e, res, figs, opts)
+	tab := buildArmTable(e, res)
+	for _, out := range []struct {
+		path  string
+		write func(io.Writer) error
+	}{
+		{rep.CSV, tab.writeCSV},
+		{rep.LaTeX, func(w io.Writer) error { return tab.writeLaTeX(w, e) }},
+	} {
+		if err := writeAtomic(out.path, out.write); err != nil {
+			return nil, fmt.Errorf("generate report: write %q: %w", out.path, err)
+		}
+	}
+	v := buildView(e, res, tab, figs, skipped, opts)
 	if err := writeAtomic(rep.Markdown, func(w io.Writer) error { return writeMarkdown(w, v) }); err != nil {
 		return nil, fmt.Errorf("generate report: write %q: %w", rep.Markdown, err)
 	}

@@ -117,9 +117,20 @@ func readResults(t *testing.T, path string) Results {
 	return res
 }
 
+// fixtureTarget is the target return of the fixture tests. Steps to reach
+// it, worked by hand with SmoothWindow 10 (a curve point counts once its
+// window is full, from the 10th episode; episode i ends at step 10(i+1)):
+//
+//	sync/1:  smoothed i−4.5 ≥ 45 from i = 50: step 510
+//	sync/2:  smoothed 2i−9 ≥ 45 from i = 27: step 280
+//	async/1: smoothed 100 at i = 9: step 100
+//	async/2: 40 throughout: never, censored at its 1,000 steps
+const fixtureTarget = 45.0
+
 func TestGenerateComplete(t *testing.T) {
 	dir := writeExperiment(t, fixtureRuns())
-	rep, err := Generate(dir, Options{BootstrapReps: 1000, SmoothWindow: 10})
+	opts := Options{BootstrapReps: 1000, SmoothWindow: 10, Target: new(fixtureTarget)}
+	rep, err := Generate(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,8 +141,12 @@ func TestGenerateComplete(t *testing.T) {
 	if res.Experiment != "fixture" || res.SpecHash != "f00dcafe" || res.Partial || len(res.Runs) != 4 || len(res.Arms) != 2 {
 		t.Fatalf("results header = %+v", res)
 	}
+	if res.Target == nil || res.Target.Return != fixtureTarget || res.Target.Source != targetFromOptions || res.Target.RandomScore != 0 {
+		t.Errorf("results target = %+v", res.Target)
+	}
 	wantFinal := map[string]float64{"sync/1": 69.5, "sync/2": 29, "async/1": 50, "async/2": 40}
 	wantSteps := map[string]int64{"sync/1": 1200, "sync/2": 300, "async/1": 2000, "async/2": 1000}
+	wantTarget := map[string]float64{"sync/1": 510, "sync/2": 280, "async/1": 100, "async/2": math.NaN()}
 	for _, r := range res.Runs {
 		key := fmt.Sprintf("%s/%d", r.Arm, r.Seed)
 		if !near(float64(r.FinalMeanReturn), wantFinal[key], exact) {
@@ -140,11 +155,33 @@ func TestGenerateComplete(t *testing.T) {
 		if r.EnvSteps != wantSteps[key] || r.Status != StatusCompleted || r.ParamsSHA256 == "" || r.Experiment != "fixture" {
 			t.Errorf("%s = %+v", key, r)
 		}
+		if want := fmt.Sprintf("%s/seed-%d/manifest.json", r.Arm, r.Seed); r.Manifest != want {
+			t.Errorf("%s manifest link = %q, want %q", key, r.Manifest, want)
+		}
+		// results.json holds null for a run that never reached the target.
+		st := r.StepsToTarget
+		if st == nil || !near(float64(st.Steps), wantTarget[key], 0) || st.Reached == math.IsNaN(wantTarget[key]) {
+			t.Errorf("%s steps_to_target = %+v, want %v", key, st, wantTarget[key])
+		}
 	}
 	sync, async := res.Arms[0], res.Arms[1]
 	// sync: finals 69.5 and 29 -> mean 49.25, sample std |69.5-29|/√2.
 	// Steps/s 1000 and 1200 -> mean 1100. async: 50 and 40 -> 45 ± 10/√2;
 	// 3000 and 3600 -> 3300, a speedup of 3300/1100 = 3.
+	//
+	// Two seeds per arm make every bootstrap hand-computable: a resample
+	// of {a, b} is {a,a}, {a,b}, {b,a} or {b,b}, so each extreme has
+	// probability 1/4, far above 2.5%, and the interval spans the extremes.
+	// Steps/s means: sync [1000, 1200], async [3000, 3600]. Speedup: both
+	// arms resampled, extremes 3000/1200 = 2.5 and 3600/1000 = 3.6 with
+	// probability 1/16 each — still above 2.5%, five standard errors with
+	// 1000 replicates (sqrt(.0625·.9375/1000) ≈ .0077).
+	// P(async > sync) over the pairs (50,69.5) (50,29) (40,69.5) (40,29):
+	// 2 wins of 4 = 0.5; resampling sync to {69.5,69.5} gives 0 and to
+	// {29,29} gives 1, so the interval is [0, 1].
+	// Optimality gap with target 45: sync mean(max(0, 1−69.5/45),
+	// 1−29/45) = 8/45, resamples from 0 to 16/45; async mean(0, 1−40/45)
+	// = 1/18, resamples from 0 to 1/9.
 	checks := []struct {
 		name      string
 		got, want float64
@@ -154,12 +191,27 @@ func TestGenerateComplete(t *testing.T) {
 		{"sync min", float64(sync.FinalReturn.Min), 29},
 		{"sync max", float64(sync.FinalReturn.Max), 69.5},
 		{"sync steps/s", float64(sync.StepsPerS.Mean), 1100},
+		{"sync steps/s low", float64(sync.StepsPerSLow), 1000},
+		{"sync steps/s high", float64(sync.StepsPerSHigh), 1200},
 		{"sync speedup", float64(sync.Speedup), 1},
 		{"async mean", float64(async.FinalReturn.Mean), 45},
 		{"async std", float64(async.FinalReturn.Std), 10 / math.Sqrt2},
 		{"async steps/s min", float64(async.StepsPerS.Min), 3000},
 		{"async steps/s max", float64(async.StepsPerS.Max), 3600},
+		{"async steps/s low", float64(async.StepsPerSLow), 3000},
+		{"async steps/s high", float64(async.StepsPerSHigh), 3600},
 		{"async speedup", float64(async.Speedup), 3},
+		{"async speedup low", float64(async.SpeedupLow), 2.5},
+		{"async speedup high", float64(async.SpeedupHigh), 3.6},
+		{"async P(improvement)", float64(async.ProbImprovement), 0.5},
+		{"async P(improvement) low", float64(async.ProbImprovementLow), 0},
+		{"async P(improvement) high", float64(async.ProbImprovementHigh), 1},
+		{"sync P(improvement)", float64(sync.ProbImprovement), math.NaN()},
+		{"sync gap", float64(sync.OptimalityGap), 8.0 / 45},
+		{"sync gap low", float64(sync.OptimalityGapLow), 0},
+		{"sync gap high", float64(sync.OptimalityGapHigh), 16.0 / 45},
+		{"async gap", float64(async.OptimalityGap), 1.0 / 18},
+		{"async gap high", float64(async.OptimalityGapHigh), 1.0 / 9},
 		// Two seeds: IQM = mean, and the bootstrap interval spans both
 		// seeds (see TestIQMIntervalHandComputed).
 		{"sync iqm", float64(sync.IQM), 49.25},
@@ -168,12 +220,39 @@ func TestGenerateComplete(t *testing.T) {
 		{"sync wall mean", float64(sync.WallS.Mean), (1.2 + 0.25) / 2},
 	}
 	for _, c := range checks {
+		// The gap's 1−x/45 and the speedup's 3600/1000 round once or twice.
 		if !near(c.got, c.want, exact) {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
 	}
 	if sync.Completed != 2 || sync.Runs != 2 || sync.FinalReturn.N != 2 {
 		t.Errorf("sync counts = %+v", sync)
+	}
+	// Steps to target: sync median of {510, 280} = 395, resampled medians
+	// 280, 395 or 510. async {100, +Inf}: the median interpolates towards
+	// +Inf, so it is censored; with async/2 at its budget the median is at
+	// least (100+1000)/2 = 550, and the ratio to sync at least 550/395.
+	// Resamples give 100 (1/4) or +Inf, so the interval is [100, +Inf].
+	// results.json writes +Inf as null, read back as NaN.
+	ss, as := sync.StepsToTarget, async.StepsToTarget
+	if ss == nil || as == nil {
+		t.Fatalf("steps_to_target missing: sync %+v, async %+v", ss, as)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"sync median", float64(ss.Median), 395}, {"sync low", float64(ss.Low), 280}, {"sync high", float64(ss.High), 510},
+		{"sync ratio", float64(ss.Ratio), 1}, {"async median", float64(as.Median), math.NaN()},
+		{"async bound", float64(as.LowerBound), 550}, {"async low", float64(as.Low), 100},
+		{"async high", float64(as.High), math.NaN()}, {"async ratio", float64(as.Ratio), 550.0 / 395},
+	} {
+		if !near(c.got, c.want, exact) {
+			t.Errorf("steps to target, %s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if ss.Reached != 2 || ss.Seeds != 2 || as.Reached != 1 || as.Seeds != 2 || as.RatioBound != ">" || ss.RatioBound != "" {
+		t.Errorf("steps to target counts: sync %+v, async %+v", ss, as)
 	}
 
 	md, err := os.ReadFile(rep.Markdown)
@@ -184,14 +263,22 @@ func TestGenerateComplete(t *testing.T) {
 		"# Report: fixture",
 		"| **Spec hash** | f00dcafe |",
 		"complete: all 4 runs completed",
-		"| sync (baseline) | 2 / 2 | 49.25 ± 28.64 | 49.25 [29.00, 69.50] | 1,100 ± 141.4 | 0.7 s | 1.00× |",
-		"| async | 2 / 2 | 45.00 ± 7.07 | 45.00 [40.00, 50.00] | 3,300 ± 424.3 | 0.5 s | 3.00× |",
-		"| sync | 1 | completed | 1,200 | 120 | 120 | 69.50 | 1,000 | 1.2 s | abababababab |",
-		"| async | 2 | completed | 1,000 | 100 | 100 | 40.00 | 3,600 | 0.3 s | abababababab |",
+		"| **Target return** | 45 (from options); random score 0 |",
+		"| Arm | Runs completed | Final return IQM [95% CI] | Final return mean ± std | Env steps/s [95% CI] | Speedup [95% CI] | P(improvement) [95% CI] | Steps to return ≥ 45, median [95% CI] | Steps vs baseline | Optimality gap [95% CI] | Wall time (mean) |",
+		"| [sync (baseline)](#runs-sync) | [2 / 2](#runs-sync) | [49.25 \\[29.00, 69.50\\]](#runs-sync) | [49.25 ± 28.64](#runs-sync) | [1,100 \\[1,000, 1,200\\]](#runs-sync) | [1.00×](#runs-sync) | [n/a](#runs-sync) | [395 \\[280, 510\\] (2/2)](#runs-sync) | [1.00×](#runs-sync) | [0.18 \\[0.00, 0.36\\]](#runs-sync) | [0.7 s](#runs-sync) |",
+		"| [async](#runs-async) | [2 / 2](#runs-async) | [45.00 \\[40.00, 50.00\\]](#runs-async) | [45.00 ± 7.07](#runs-async) | [3,300 \\[3,000, 3,600\\]](#runs-async) | [3.00× \\[2.50×, 3.60×\\]](#runs-async) | [0.50 \\[0.00, 1.00\\]](#runs-async) | [>550 (1/2)](#runs-async) | [>1.39×](#runs-async) | [0.06 \\[0.00, 0.11\\]](#runs-async) | [0.5 s](#runs-async) |",
+		"<a id=\"runs-sync\"></a>\n\n### Runs of arm sync",
+		"| [1](sync/seed-1/manifest.json) | completed | [1,200](sync/seed-1/manifest.json) | [120](sync/seed-1/manifest.json) | [120](sync/seed-1/manifest.json) | [69.50](sync/seed-1/manifest.json) | [1,000](sync/seed-1/manifest.json) | [1.2 s](sync/seed-1/manifest.json) | [510](sync/seed-1/manifest.json) | [abababababab](sync/seed-1/manifest.json) |",
+		"| [2](async/seed-2/manifest.json) | completed | [1,000](async/seed-2/manifest.json) | [100](async/seed-2/manifest.json) | [100](async/seed-2/manifest.json) | [40.00](async/seed-2/manifest.json) | [3,600](async/seed-2/manifest.json) | [0.3 s](async/seed-2/manifest.json) | [not reached (>1,000)](async/seed-2/manifest.json) | [abababababab](async/seed-2/manifest.json) |",
 		"![fixture: episode return vs environment steps](figures/learning_curve.png)",
 		"(figures/learning_curve_wall.png)",
 		"(figures/throughput.png)",
 		"([SVG](figures/throughput.svg))",
+		"(figures/steps_to_target.png)",
+		"(figures/pipeline_distributions.png)",
+		"(figures/utilization.png)",
+		"(figures/world_model.png)",
+		"- [results.csv](results.csv): the table above, raw numbers",
 		"| **Go** | go1.26.8 |",
 		"| **CPU** | Test CPU 9000 (2 logical CPUs) |",
 		"| **GPU** | no GPU |",
@@ -201,25 +288,31 @@ func TestGenerateComplete(t *testing.T) {
 			t.Errorf("report.md lacks %q", want)
 		}
 	}
-	if bytes.Contains(md, []byte("Partial report")) {
-		t.Error("complete report says partial")
+	if bytes.Contains(md, []byte("Partial report")) || bytes.Contains(md, []byte("Not drawn")) {
+		t.Error("complete report says partial or skips a figure")
 	}
-	checkFigures(t, rep, []string{FigLearningCurve, FigLearningCurveWall, FigThroughput})
+	checkFigures(t, rep, allFigures)
 
 	html, err := os.ReadFile(rep.HTML)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := bytes.Count(html, []byte(`src="data:image/png;base64,`)); n != 3 {
-		t.Errorf("report.html inlines %d PNGs, want 3", n)
+	if n := bytes.Count(html, []byte(`src="data:image/png;base64,`)); n != len(allFigures) {
+		t.Errorf("report.html inlines %d PNGs, want %d", n, len(allFigures))
 	}
 	if bytes.Contains(html, []byte(`src="figures/`)) || bytes.Contains(html, []byte("ZgotmplZ")) {
 		t.Error("report.html is not self-contained or has a rejected URL")
 	}
+	for _, want := range []string{`<h3 id="runs-async">Runs of arm async</h3>`, `<a href="#runs-sync">1.00×</a>`,
+		`<a href="async/seed-2/manifest.json">3,600</a>`, `<a href="results.tex">results.tex</a>`} {
+		if !bytes.Contains(html, []byte(want)) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
 
 	// Same data, same options: byte-identical outputs.
 	before := readAll(t, rep)
-	if _, err := Generate(dir, Options{BootstrapReps: 1000, SmoothWindow: 10}); err != nil {
+	if _, err := Generate(dir, opts); err != nil {
 		t.Fatal(err)
 	}
 	for path, data := range readAll(t, rep) {
@@ -229,10 +322,13 @@ func TestGenerateComplete(t *testing.T) {
 	}
 }
 
+// allFigures is every figure a complete experiment with a target gets.
+var allFigures = []string{FigLearningCurve, FigLearningCurveWall, FigThroughput, FigStepsToTarget, FigPipeline, FigUtilization, FigWorldModel}
+
 func readAll(t *testing.T, rep *Report) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
-	for _, p := range append([]string{rep.Markdown, rep.HTML, rep.ResultsJSON}, rep.Figures...) {
+	for _, p := range append([]string{rep.Markdown, rep.HTML, rep.ResultsJSON, rep.CSV, rep.LaTeX}, rep.Figures...) {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
@@ -262,9 +358,9 @@ func checkFigures(t *testing.T, rep *Report, names []string) {
 			t.Errorf("%s: %v", pngPath, err)
 			continue
 		}
-		// 7 × 4.5 in at 150 dpi.
-		if b := img.Bounds(); b.Dx() != 1050 || b.Dy() != 675 {
-			t.Errorf("%s is %v, want 1050×675", pngPath, b.Size())
+		// 7 in wide at 150 dpi; 4.5 in high, more for stacked panels.
+		if b := img.Bounds(); b.Dx() != 1050 || b.Dy() < 675 {
+			t.Errorf("%s is %v, want 1050 wide and at least 675 high", pngPath, b.Size())
 		}
 		svg, err := os.ReadFile(filepath.Join(rep.Dir, figuresDir, name+".svg"))
 		if err != nil {
@@ -316,7 +412,7 @@ func TestGeneratePartial(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"Partial report", "PARTIAL", "2 of 4 runs not completed: sync/seed-2 (running), async/seed-2 (running)",
-		"| sync (baseline) | 1 / 2 |", "min–max"} {
+		"| [sync (baseline)](#runs-sync) | [1 / 2](#runs-sync) |", "min–max"} {
 		if !bytes.Contains(md, []byte(want)) {
 			t.Errorf("partial report.md lacks %q", want)
 		}
@@ -389,6 +485,6 @@ func TestGenerateDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkFigures(t, rep, []string{FigLearningCurve, FigLearningCurveWall, FigThroughput})
+	checkFigures(t, rep, allFigures)
 	t.Logf("demo report: %s", rep.Markdown)
 }

@@ -8,12 +8,16 @@ import (
 )
 
 // htmlTemplate is report.html: one self-contained page, figures inlined as
-// PNG data URIs so the file can be mailed or attached as is.
+// PNG data URIs so the file can be mailed or attached as is. Links to run
+// manifests and to results.csv/.tex are relative, so they resolve when the
+// page is opened inside the experiment directory.
 var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"pngURI": func(f *figure) template.URL {
 		return template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(f.PNG))
 	},
-}).Parse(`<!DOCTYPE html>
+}).Parse(`{{define "table"}}<table><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td{{if .Num}} class="num"{{end}}>{{if .Link}}<a href="{{.Link}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}</td>{{end}}</tr>
+{{end}}</table>{{end}}<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -29,6 +33,8 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 figure { margin: 1.5em 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { font-size: 0.9em; color: #444; }
+td a { color: inherit; text-decoration: none; border-bottom: 1px dotted #999; }
+.note { font-size: 0.9em; color: #444; }
 </style>
 </head>
 <body>
@@ -38,17 +44,17 @@ figcaption { font-size: 0.9em; color: #444; }
 <ul>{{range .Reasons}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
 {{if .Notes}}<ul>{{range .Notes}}<li>Note: {{.}}</li>{{end}}</ul>{{end}}
 <h2>Results by arm</h2>
-<table><tr>{{range .ArmHeader}}<th>{{.}}</th>{{end}}</tr>
-{{range .ArmRows}}<tr>{{range $i, $c := .}}<td{{if $i}} class="num"{{end}}>{{$c}}</td>{{end}}</tr>
-{{end}}</table>
-{{if .Figures}}<h2>Figures</h2>
+{{template "table" .Arms}}
+<p class="note">{{.ArmNote}}</p>
+<ul>{{range .Files}}<li><a href="{{index . 0}}">{{index . 0}}</a>: {{index . 1}}</li>{{end}}</ul>
+{{if or .Figures .Skipped}}<h2>Figures</h2>
 {{range .Figures}}<figure><img src="{{pngURI .}}" alt="{{.Title}}"><figcaption>{{.Caption}}</figcaption></figure>
-{{end}}{{end}}
+{{end}}{{if .Skipped}}<p>Not drawn, for lack of data:</p>
+<ul>{{range .Skipped}}<li>{{.Title}} (<code>{{.Name}}</code>): {{.Reason}}.</li>{{end}}</ul>{{end}}{{end}}
 <h2>Runs</h2>
-<table><tr>{{range .RunHeader}}<th>{{.}}</th>{{end}}</tr>
-{{range .RunRows}}<tr>{{range $i, $c := .}}<td{{if gt $i 2}} class="num"{{end}}>{{$c}}</td>{{end}}</tr>
-{{end}}</table>
-<h2>Build and hardware</h2>
+{{range .Runs}}<h3 id="{{.Anchor}}">Runs of arm {{.Arm}}</h3>
+{{template "table" .Table}}
+{{end}}<h2>Build and hardware</h2>
 <p>{{.EnvHeader}}</p>
 {{if .Env}}<table>{{range .Env}}<tr><th>{{index . 0}}</th><td>{{index . 1}}</td></tr>{{end}}</table>{{end}}
 {{if .Deps}}<details><summary>{{len .Deps}} module dependencies</summary>

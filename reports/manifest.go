@@ -32,13 +32,20 @@ func RunDir(expDir, arm string, seed uint64) string {
 // ExperimentManifest describes a whole experiment. The engine writes it to
 // <expDir>/experiment.json when the experiment starts.
 type ExperimentManifest struct {
-	Name     string          `json:"name"`
-	SpecHash string          `json:"spec_hash"`
-	Baseline string          `json:"baseline"` // arm the speedups are measured against
-	Arms     []string        `json:"arms"`     // in spec order; figures keep this order and colours
-	Seeds    []uint64        `json:"seeds"`
-	Spec     json.RawMessage `json:"spec,omitempty"` // the resolved spec
-	Created  time.Time       `json:"created"`
+	Name     string   `json:"name"`
+	SpecHash string   `json:"spec_hash"`
+	Baseline string   `json:"baseline"` // arm the speedups are measured against
+	Arms     []string `json:"arms"`     // in spec order; figures keep this order and colours
+	Seeds    []uint64 `json:"seeds"`
+	// Target is the episode return that counts as solving the task, for
+	// the steps-to-target figure and the optimality gap; nil for none.
+	// Options.Target overrides it.
+	Target *float64 `json:"target,omitempty"`
+	// RandomScore is the return that normalises to 0 in the optimality
+	// gap (rliable's "random" score); nil means 0.
+	RandomScore *float64        `json:"random_score,omitempty"`
+	Spec        json.RawMessage `json:"spec,omitempty"` // the resolved spec
+	Created     time.Time       `json:"created"`
 }
 
 // RunManifest describes one run (arm × seed) and where it ran. The engine

@@ -9,11 +9,11 @@ import (
 )
 
 // writeMarkdown renders the report as GitHub-flavoured Markdown. Figures
-// are relative links into figures/, so the file renders in place.
+// and manifests are relative links, so the file renders in place.
 func writeMarkdown(w io.Writer, v *reportView) error {
 	b := bufio.NewWriter(w)
 	fmt.Fprintf(b, "# %s\n\n", mdEscape(v.Title))
-	mdTable(b, []string{"", ""}, factRows(v.Facts, true))
+	mdTable(b, []string{"", ""}, textCells(factRows(v.Facts, true)))
 	if v.Partial {
 		b.WriteString("\n> **Partial report.** The numbers below cover only the data on disk so far:\n")
 		for _, r := range v.Reasons {
@@ -28,34 +28,56 @@ func writeMarkdown(w io.Writer, v *reportView) error {
 	}
 
 	b.WriteString("\n## Results by arm\n\n")
-	mdTable(b, v.ArmHeader, v.ArmRows)
-	fmt.Fprintf(b, "\nFinal return is the mean return of a run's last %d episodes; ± is the sample standard deviation across seeds. "+
-		"The IQM interval is a 95%% percentile bootstrap over seeds. Speedup is the arm's mean env steps/s over the baseline's. "+
-		"Aggregates include every run with data, finished or not.\n", FinalEpisodes)
+	mdTable(b, v.Arms.Header, v.Arms.Rows)
+	fmt.Fprintf(b, "\n%s\n\n", mdEscape(v.ArmNote))
+	for _, f := range v.Files {
+		fmt.Fprintf(b, "- [%s](%s): %s\n", f[0], f[0], mdEscape(f[1]))
+	}
 
-	if len(v.Figures) > 0 {
+	if len(v.Figures) > 0 || len(v.Skipped) > 0 {
 		b.WriteString("\n## Figures\n")
 		for _, f := range v.Figures {
 			png, svg := path.Join(figuresDir, f.Name+".png"), path.Join(figuresDir, f.Name+".svg")
 			fmt.Fprintf(b, "\n![%s](%s)\n\n*%s* ([SVG](%s))\n", mdEscape(f.Title), png, mdEscape(f.Caption), svg)
 		}
+		if len(v.Skipped) > 0 {
+			b.WriteString("\nNot drawn, for lack of data:\n\n")
+			for _, s := range v.Skipped {
+				fmt.Fprintf(b, "- %s (`%s`): %s.\n", mdEscape(s.Title), s.Name, mdEscape(s.Reason))
+			}
+		}
 	}
 
-	b.WriteString("\n## Runs\n\n")
-	mdTable(b, v.RunHeader, v.RunRows)
+	b.WriteString("\n## Runs\n")
+	for _, r := range v.Runs {
+		fmt.Fprintf(b, "\n<a id=\"%s\"></a>\n\n### Runs of arm %s\n\n", r.Anchor, mdEscape(r.Arm))
+		mdTable(b, r.Table.Header, r.Table.Rows)
+	}
 
 	b.WriteString("\n## Build and hardware\n\n")
 	b.WriteString(v.EnvHeader + "\n")
 	if len(v.Env) > 0 {
 		b.WriteString("\n")
-		mdTable(b, []string{"", ""}, factRows(v.Env, true))
+		mdTable(b, []string{"", ""}, textCells(factRows(v.Env, true)))
 	}
 	if len(v.Deps) > 0 {
 		fmt.Fprintf(b, "\n<details><summary>%d module dependencies</summary>\n\n", len(v.Deps))
-		mdTable(b, []string{"Module", "Version"}, factRows(v.Deps, false))
+		mdTable(b, []string{"Module", "Version"}, textCells(factRows(v.Deps, false)))
 		b.WriteString("\n</details>\n")
 	}
 	return b.Flush()
+}
+
+// textCells wraps plain strings as cells without links.
+func textCells(rows [][]string) [][]cell {
+	out := make([][]cell, len(rows))
+	for i, r := range rows {
+		out[i] = make([]cell, len(r))
+		for j, s := range r {
+			out[i][j] = cell{Text: s}
+		}
+	}
+	return out
 }
 
 // factRows turns key/value pairs into table rows, optionally bolding keys.
@@ -72,23 +94,30 @@ func factRows(facts [][2]string, bold bool) [][]string {
 }
 
 // mdTable writes a pipe table; cells are escaped except for the ** of
-// bold keys.
-func mdTable(w io.Writer, header []string, rows [][]string) {
+// bold keys, and cells with a link become [text](link).
+func mdTable(w io.Writer, header []string, rows [][]cell) {
 	line := func(cells []string) {
-		esc := make([]string, len(cells))
-		for i, c := range cells {
-			esc[i] = mdCell(c)
-		}
-		fmt.Fprintf(w, "| %s |\n", strings.Join(esc, " | "))
+		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 	}
-	line(header)
+	hdr := make([]string, len(header))
+	for i, h := range header {
+		hdr[i] = mdCell(h)
+	}
+	line(hdr)
 	sep := make([]string, len(header))
 	for i := range sep {
 		sep[i] = "---"
 	}
 	fmt.Fprintf(w, "|%s|\n", strings.Join(sep, "|"))
 	for _, r := range rows {
-		line(r)
+		cells := make([]string, len(r))
+		for i, c := range r {
+			cells[i] = mdCell(c.Text)
+			if c.Link != "" {
+				cells[i] = "[" + strings.NewReplacer("[", `\[`, "]", `\]`).Replace(cells[i]) + "](" + c.Link + ")"
+			}
+		}
+		line(cells)
 	}
 }
 

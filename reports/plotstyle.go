@@ -175,10 +175,11 @@ func withMargin(c draw.Canvas) draw.Canvas {
 	return draw.Crop(c, vg.Points(4), -vg.Points(12), vg.Points(4), -vg.Points(8))
 }
 
-// renderPNG and renderSVG draw p at the figure size.
-func renderPNG(p *plot.Plot) ([]byte, error) {
-	c := vgimg.NewWith(vgimg.UseWH(figWidth, figHeight), vgimg.UseDPI(figDPI))
-	p.Draw(withMargin(draw.New(c)))
+// renderPNG and renderSVG run drawFn on a canvas of the figure width and
+// the given height.
+func renderPNG(height vg.Length, drawFn func(draw.Canvas)) ([]byte, error) {
+	c := vgimg.NewWith(vgimg.UseWH(figWidth, height), vgimg.UseDPI(figDPI))
+	drawFn(withMargin(draw.New(c)))
 	var b bytes.Buffer
 	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(&b); err != nil {
 		return nil, err
@@ -186,9 +187,9 @@ func renderPNG(p *plot.Plot) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func renderSVG(p *plot.Plot) ([]byte, error) {
-	c := vgsvg.NewWith(vgsvg.UseWH(figWidth, figHeight))
-	p.Draw(withMargin(draw.New(c)))
+func renderSVG(height vg.Length, drawFn func(draw.Canvas)) ([]byte, error) {
+	c := vgsvg.NewWith(vgsvg.UseWH(figWidth, height))
+	drawFn(withMargin(draw.New(c)))
 	var b bytes.Buffer
 	if _, err := c.WriteTo(&b); err != nil {
 		return nil, err
@@ -210,13 +211,38 @@ type figure struct {
 	SVG     []byte
 }
 
-// renderFigure renders p to PNG and SVG.
+// renderFigure renders p at the standard figure size.
 func renderFigure(name, title, caption string, p *plot.Plot) (*figure, error) {
-	png, err := renderPNG(p)
+	return renderDrawing(name, title, caption, figHeight, p.Draw)
+}
+
+// renderPanels stacks panels top to bottom in one figure of the given
+// height, with their data areas aligned so that a shared x axis lines up.
+func renderPanels(name, title, caption string, panels []*plot.Plot, height vg.Length) (*figure, error) {
+	if len(panels) == 1 {
+		return renderDrawing(name, title, caption, height, panels[0].Draw)
+	}
+	drawFn := func(c draw.Canvas) {
+		rows := make([][]*plot.Plot, len(panels))
+		for i, p := range panels {
+			rows[i] = []*plot.Plot{p}
+		}
+		tiles := draw.Tiles{Rows: len(panels), Cols: 1, PadY: vg.Points(14)}
+		canvases := plot.Align(rows, tiles, c)
+		for i, p := range panels {
+			p.Draw(canvases[i][0])
+		}
+	}
+	return renderDrawing(name, title, caption, height, drawFn)
+}
+
+// renderDrawing renders drawFn to PNG and SVG.
+func renderDrawing(name, title, caption string, height vg.Length, drawFn func(draw.Canvas)) (*figure, error) {
+	png, err := renderPNG(height, drawFn)
 	if err != nil {
 		return nil, fmt.Errorf("render %s.png: %w", name, err)
 	}
-	svg, err := renderSVG(p)
+	svg, err := renderSVG(height, drawFn)
 	if err != nil {
 		return nil, fmt.Errorf("render %s.svg: %w", name, err)
 	}

@@ -1,9 +1,5 @@
 package reports
 
-import (
-	"math"
-)
-
 // Results is the content of results.json: one entry per run and one
 // aggregate per arm, for scripts. Floats that are unknown are null.
 type Results struct {
@@ -13,31 +9,49 @@ type Results struct {
 	Partial        bool         `json:"partial"`
 	PartialReasons []string     `json:"partial_reasons,omitempty"`
 	FinalEpisodes  int          `json:"final_episodes"` // episodes averaged into a final return
+	Target         *TargetInfo  `json:"target,omitempty"`
 	Runs           []RunResult  `json:"runs"`
 	Arms           []ArmResult  `json:"arms"`
 	Bootstrap      BootstrapCfg `json:"bootstrap"`
 }
 
-// BootstrapCfg records how the IQM confidence intervals were computed.
+// BootstrapCfg records how the confidence intervals were computed.
 type BootstrapCfg struct {
 	Reps  int     `json:"reps"`
 	Seed  uint64  `json:"seed"`
 	Level float64 `json:"level"`
 }
 
+// TargetInfo is the target return behind steps-to-target and the
+// optimality gap, and where it came from.
+type TargetInfo struct {
+	Return      float64 `json:"return"`       // the target episode return
+	RandomScore float64 `json:"random_score"` // the return that normalises to 0 in the optimality gap
+	Source      string  `json:"source"`       // "options" or "experiment.json"
+}
+
 // RunResult is one run in results.json.
 type RunResult struct {
-	Experiment      string    `json:"experiment"`
-	Arm             string    `json:"arm"`
-	Seed            uint64    `json:"seed"`
-	Status          string    `json:"status"` // a RunSummary status, or "missing"/"pending" for runs without one
-	EnvSteps        int64     `json:"env_steps"`
-	Updates         int64     `json:"updates"`
-	Episodes        int64     `json:"episodes"`
-	FinalMeanReturn JSONFloat `json:"final_mean_return"`
-	StepsPerS       JSONFloat `json:"steps_per_s"`
-	WallS           JSONFloat `json:"wall_s"`
-	ParamsSHA256    string    `json:"params_sha256"`
+	Experiment      string     `json:"experiment"`
+	Arm             string     `json:"arm"`
+	Seed            uint64     `json:"seed"`
+	Status          string     `json:"status"` // a RunSummary status, or "missing"/"pending" for runs without one
+	EnvSteps        int64      `json:"env_steps"`
+	Updates         int64      `json:"updates"`
+	Episodes        int64      `json:"episodes"`
+	FinalMeanReturn JSONFloat  `json:"final_mean_return"`
+	StepsPerS       JSONFloat  `json:"steps_per_s"`
+	WallS           JSONFloat  `json:"wall_s"`
+	ParamsSHA256    string     `json:"params_sha256"`
+	Manifest        string     `json:"manifest,omitempty"`        // path of the run's manifest.json relative to the experiment directory
+	StepsToTarget   *RunTarget `json:"steps_to_target,omitempty"` // absent without a target or a return curve
+}
+
+// RunTarget is how fast one run reached the target return.
+type RunTarget struct {
+	Reached bool      `json:"reached"`
+	Steps   JSONFloat `json:"steps"`  // env steps at the first crossing of the smoothed return; null when not reached
+	Budget  float64   `json:"budget"` // env steps the run has done
 }
 
 // Stat summarises one quantity across the seeds of an arm.
@@ -49,7 +63,8 @@ type Stat struct {
 	Max  JSONFloat `json:"max"`
 }
 
-// ArmResult aggregates the seeds of one arm in results.json.
+// ArmResult aggregates the seeds of one arm in results.json. Every _ci_low
+// and _ci_high pair is a 95% percentile-bootstrap interval over seeds.
 type ArmResult struct {
 	Arm         string    `json:"arm"`
 	Runs        int       `json:"runs"`      // runs expected (seeds)
@@ -59,70 +74,53 @@ type ArmResult struct {
 	IQMLow      JSONFloat `json:"final_return_iqm_ci_low"`
 	IQMHigh     JSONFloat `json:"final_return_iqm_ci_high"`
 	StepsPerS   Stat      `json:"steps_per_s"`
-	WallS       Stat      `json:"wall_s"`
-	EnvSteps    Stat      `json:"env_steps"`
-	Speedup     JSONFloat `json:"speedup_vs_baseline"` // mean steps/s over the baseline arm's
+	// StepsPerSLow and StepsPerSHigh bound StepsPerS.Mean.
+	StepsPerSLow  JSONFloat `json:"steps_per_s_ci_low"`
+	StepsPerSHigh JSONFloat `json:"steps_per_s_ci_high"`
+	WallS         Stat      `json:"wall_s"`
+	EnvSteps      Stat      `json:"env_steps"`
+	// Speedup is the arm's mean steps/s over the baseline arm's; its
+	// interval resamples both arms' seeds independently. The baseline's is
+	// exactly 1.
+	Speedup     JSONFloat `json:"speedup_vs_baseline"`
+	SpeedupLow  JSONFloat `json:"speedup_ci_low"`
+	SpeedupHigh JSONFloat `json:"speedup_ci_high"`
+	// ProbImprovement is P(final return of a seed of this arm > one of the
+	// baseline), ties counting ½ (ProbabilityOfImprovement); null for the
+	// baseline itself.
+	ProbImprovement     JSONFloat `json:"prob_improvement_vs_baseline"`
+	ProbImprovementLow  JSONFloat `json:"prob_improvement_ci_low"`
+	ProbImprovementHigh JSONFloat `json:"prob_improvement_ci_high"`
+	// OptimalityGap of the final returns against the target
+	// (OptimalityGap); null without a target.
+	OptimalityGap     JSONFloat  `json:"optimality_gap"`
+	OptimalityGapLow  JSONFloat  `json:"optimality_gap_ci_low"`
+	OptimalityGapHigh JSONFloat  `json:"optimality_gap_ci_high"`
+	StepsToTarget     *ArmTarget `json:"steps_to_target,omitempty"` // absent without a target
+}
+
+// ArmTarget summarises the env steps the seeds of an arm needed to reach
+// the target return. A seed that never reached it counts as needing more
+// than its budget, so the median and the interval ends are null (+∞) when
+// the rank they fall on is such a seed.
+type ArmTarget struct {
+	Seeds   int       `json:"seeds"`   // seeds with a return curve
+	Reached int       `json:"reached"` // seeds that reached the target
+	Median  JSONFloat `json:"median"`
+	Low     JSONFloat `json:"ci_low"`
+	High    JSONFloat `json:"ci_high"`
+	// LowerBound is the median with unreached seeds at their budgets; it
+	// equals Median when that is finite.
+	LowerBound JSONFloat `json:"lower_bound"`
+	// Ratio is Median over the baseline's Median (below 1: fewer env steps
+	// than the baseline). When one side did not reach the target it is a
+	// bound, and RatioBound says which way: ">" (at least) or "<" (at most).
+	Ratio      JSONFloat `json:"ratio_vs_baseline"`
+	RatioBound string    `json:"ratio_bound,omitempty"`
 }
 
 func newStat(xs []float64) Stat {
 	v := finite(xs)
 	lo, hi := minMax(v)
 	return Stat{N: len(v), Mean: JSONFloat(mean(v)), Std: JSONFloat(sampleStd(v)), Min: JSONFloat(lo), Max: JSONFloat(hi)}
-}
-
-// computeResults derives results.json from the collected experiment.
-func computeResults(e *experimentData, opts Options) Results {
-	res := Results{
-		Experiment: e.Name, SpecHash: e.SpecHash, Baseline: e.Baseline, Partial: e.Partial(),
-		PartialReasons: e.Reasons, FinalEpisodes: FinalEpisodes,
-		Bootstrap: BootstrapCfg{Reps: opts.BootstrapReps, Seed: opts.Seed, Level: 0.95},
-	}
-	for _, r := range e.Runs {
-		res.Runs = append(res.Runs, RunResult{
-			Experiment: e.Name, Arm: r.Arm, Seed: r.Seed, Status: r.Status,
-			EnvSteps: r.EnvSteps, Updates: r.Updates, Episodes: r.NumEpisodes,
-			FinalMeanReturn: JSONFloat(r.FinalReturn), StepsPerS: JSONFloat(r.StepsPerS), WallS: JSONFloat(r.WallS),
-			ParamsSHA256: r.ParamsSHA256,
-		})
-	}
-	for _, arm := range e.Arms {
-		runs := e.runsOf(arm)
-		var ret, sps, wall, steps []float64
-		a := ArmResult{Arm: arm, Runs: len(runs), IQM: JSONFloat(math.NaN()), IQMLow: JSONFloat(math.NaN()),
-			IQMHigh: JSONFloat(math.NaN()), Speedup: JSONFloat(math.NaN())}
-		for _, r := range runs {
-			if r.Status == StatusCompleted {
-				a.Completed++
-			}
-			if !r.hasData() {
-				continue
-			}
-			ret, sps, wall = append(ret, r.FinalReturn), append(sps, r.StepsPerS), append(wall, r.WallS)
-			steps = append(steps, float64(r.EnvSteps))
-		}
-		a.FinalReturn, a.StepsPerS, a.WallS, a.EnvSteps = newStat(ret), newStat(sps), newStat(wall), newStat(steps)
-		if v := finite(ret); len(v) > 0 {
-			scores := make([][]float64, len(v))
-			for j, x := range v {
-				scores[j] = []float64{x}
-			}
-			// Keying the seed by arm name keeps an arm's interval unchanged
-			// when arms are added or reordered.
-			iv := IQMInterval(scores, opts.BootstrapReps, opts.Seed^armKey(arm))
-			a.IQM, a.IQMLow, a.IQMHigh = JSONFloat(iv.Point), JSONFloat(iv.Low), JSONFloat(iv.High)
-		}
-		res.Arms = append(res.Arms, a)
-	}
-	var base float64 = math.NaN()
-	for _, a := range res.Arms {
-		if a.Arm == e.Baseline {
-			base = float64(a.StepsPerS.Mean)
-		}
-	}
-	for i := range res.Arms {
-		if base > 0 {
-			res.Arms[i].Speedup = JSONFloat(float64(res.Arms[i].StepsPerS.Mean) / base)
-		}
-	}
-	return res
 }

@@ -66,7 +66,8 @@ func finite(xs []float64) []float64 {
 
 // quantile returns the q-quantile of sorted (ascending) by linear
 // interpolation between closest ranks, the default of numpy.percentile:
-// h = (n-1)·q, result = x[⌊h⌋] + (h-⌊h⌋)·(x[⌊h⌋+1] - x[⌊h⌋]).
+// h = (n-1)·q, result = x[⌊h⌋] + (h-⌊h⌋)·(x[⌊h⌋+1] - x[⌊h⌋]). +Inf values
+// are allowed: a quantile that interpolates towards one is +Inf.
 func quantile(sorted []float64, q float64) float64 {
 	n := len(sorted)
 	if n == 0 {
@@ -80,7 +81,14 @@ func quantile(sorted []float64, q float64) float64 {
 	if lo < 0 {
 		return sorted[0]
 	}
-	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
+	frac := h - float64(lo)
+	// Infinite values (a seed that never reached a target counts as +Inf)
+	// would turn the interpolation into NaN; equal neighbours and exact
+	// ranks need no interpolation anyway.
+	if frac == 0 || sorted[lo] == sorted[lo+1] {
+		return sorted[lo]
+	}
+	return sorted[lo] + frac*(sorted[lo+1]-sorted[lo])
 }
 
 // IQM returns the interquartile mean of xs: sort, drop ⌊n/4⌋ values from

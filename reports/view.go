@@ -8,7 +8,30 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
+
+// cell is one table cell: its text and, optionally, where it links to —
+// a run's manifest.json for per-run numbers, the arm's run list for
+// aggregates — so that every number can be traced to the run it comes from.
+type cell struct {
+	Text string
+	Link string // relative URL or #anchor; empty for none
+	Num  bool   // a number: right-aligned in HTML
+}
+
+// tableView is a table as formatted cells.
+type tableView struct {
+	Header []string
+	Rows   [][]cell
+}
+
+// armRunsView is the run list of one arm.
+type armRunsView struct {
+	Arm    string
+	Anchor string // HTML id the arm's aggregates link to
+	Table  tableView
+}
 
 // reportView is the content of a report as formatted strings, shared by
 // the Markdown and the HTML renderer so that both say the same thing.
@@ -18,22 +41,28 @@ type reportView struct {
 	Partial   bool
 	Reasons   []string
 	Notes     []string
-	ArmHeader []string
-	ArmRows   [][]string
-	RunHeader []string
-	RunRows   [][]string
+	Arms      tableView
+	ArmNote   string
+	Files     [][2]string // file name, what it holds
 	Figures   []*figure
+	Skipped   []skippedFigure
+	Runs      []armRunsView
 	EnvHeader string      // where the build/hardware summary comes from
 	Env       [][2]string // build and hardware facts
 	Deps      [][2]string // module path, version
 }
 
 // buildView formats the experiment for the report.
-func buildView(e *experimentData, res Results, figs []*figure, opts Options) *reportView {
-	v := &reportView{Title: "Report: " + e.Name, Partial: e.Partial(), Reasons: e.Reasons, Notes: e.Notes, Figures: figs}
+func buildView(e *experimentData, res Results, tab *armTable, figs []*figure, skipped []skippedFigure, opts Options) *reportView {
+	v := &reportView{Title: "Report: " + e.Name, Partial: e.Partial(), Reasons: e.Reasons, Notes: e.Notes,
+		Figures: figs, Skipped: skipped}
 	status := fmt.Sprintf("complete: all %d runs completed", len(e.Runs))
 	if v.Partial {
 		status = "PARTIAL (see below)"
+	}
+	target := "none (no steps-to-target figure or optimality gap)"
+	if t := e.Target; t != nil {
+		target = fmt.Sprintf("%s (from %s); random score %s", fmtTarget(t.Return), t.Source, fmtTarget(t.RandomScore))
 	}
 	v.Facts = [][2]string{
 		{"Experiment", e.Name},
@@ -41,43 +70,102 @@ func buildView(e *experimentData, res Results, figs []*figure, opts Options) *re
 		{"Status", status},
 		{"Arms × seeds", fmt.Sprintf("%d × %d = %d runs", len(e.Arms), len(e.Seeds), len(e.Runs))},
 		{"Baseline arm", orNA(e.Baseline)},
+		{"Target return", target},
 	}
 	if t := e.latestUpdate(); !t.IsZero() {
 		v.Facts = append(v.Facts, [2]string{"Data as of", t.UTC().Format(time.RFC3339)})
 	}
 
-	v.ArmHeader = []string{"Arm", "Runs completed", "Final return (mean ± std)", "Final return IQM [95% CI]",
-		"Env steps/s (mean ± std)", "Wall time (mean)", "Speedup vs baseline"}
-	for _, a := range res.Arms {
-		iqm := "n/a"
-		if !math.IsNaN(float64(a.IQM)) {
-			iqm = fmt.Sprintf("%s [%s, %s]", fmtNum(float64(a.IQM)), fmtNum(float64(a.IQMLow)), fmtNum(float64(a.IQMHigh)))
+	anchors := runAnchors(e.Arms)
+	v.Arms.Header = tab.header(plainCells)
+	for i, row := range tab.rows(plainCells) {
+		cells := make([]cell, len(row))
+		for j, text := range row {
+			cells[j] = cell{Text: text, Link: "#" + anchors[i], Num: j > 0}
 		}
-		speedup := "n/a"
-		if s := float64(a.Speedup); !math.IsNaN(s) {
-			speedup = fmt.Sprintf("%.2f×", s)
-		}
-		name := a.Arm
-		if a.Arm == e.Baseline {
-			name += " (baseline)"
-		}
-		v.ArmRows = append(v.ArmRows, []string{name, fmt.Sprintf("%d / %d", a.Completed, a.Runs),
-			fmtStat(a.FinalReturn), iqm, fmtStat(a.StepsPerS), fmtWall(float64(a.WallS.Mean)), speedup})
+		v.Arms.Rows = append(v.Arms.Rows, cells)
+	}
+	v.ArmNote = fmt.Sprintf("Final return is the mean return of a run's last %d episodes; the IQM (interquartile mean) and every bracket are 95%% stratified-bootstrap intervals over seeds (%d replicates). "+
+		"Speedup is the arm's mean env steps/s over the baseline's. P(improvement) is the probability that a seed of the arm ends with a higher final return than a seed of the baseline (ties count ½).",
+		FinalEpisodes, opts.BootstrapReps)
+	if e.Target != nil {
+		v.ArmNote += " Steps to target is the median over seeds of the first env step at which the smoothed return reaches the target, with (reached/seeds); a seed that never reached it counts as needing more than its last env step, written >. " +
+			"Steps vs baseline is that median over the baseline's (below 1: fewer steps). The optimality gap is the mean over seeds of max(0, 1 − normalised final return), normalised so that the random score is 0 and the target 1 (rliable)."
+	}
+	v.ArmNote += " Aggregates include every run with data, finished or not; each row links to the arm's runs below, and each run's numbers link to its manifest.json."
+	v.Files = [][2]string{
+		{ResultsFile, "every number of this report, per run and per arm"},
+		{CSVFile, "the table above, raw numbers"},
+		{LaTeXFile, "the table above for a paper (booktabs)"},
 	}
 
-	v.RunHeader = []string{"Arm", "Seed", "Status", "Env steps", "Updates", "Episodes", "Final return",
-		"Env steps/s", "Wall time", "Params SHA-256"}
+	byArm := map[string][]RunResult{}
 	for _, r := range res.Runs {
+		byArm[r.Arm] = append(byArm[r.Arm], r)
+	}
+	for i, arm := range e.Arms {
+		v.Runs = append(v.Runs, armRunsView{Arm: arm, Anchor: anchors[i], Table: runTable(byArm[arm], e.Target != nil)})
+	}
+	buildEnv(v, e)
+	return v
+}
+
+// runTable formats the runs of one arm. Every number links to the run's
+// manifest when it has one.
+func runTable(runs []RunResult, withTarget bool) tableView {
+	t := tableView{Header: []string{"Seed", "Status", "Env steps", "Updates", "Episodes", "Final return", "Env steps/s", "Wall time"}}
+	if withTarget {
+		t.Header = append(t.Header, "Steps to target")
+	}
+	t.Header = append(t.Header, "Params SHA-256")
+	for _, r := range runs {
+		num := func(text string) cell { return cell{Text: text, Link: r.Manifest, Num: true} }
 		sha := "n/a"
 		if r.ParamsSHA256 != "" {
 			sha = r.ParamsSHA256[:min(12, len(r.ParamsSHA256))]
 		}
-		v.RunRows = append(v.RunRows, []string{r.Arm, strconv.FormatUint(r.Seed, 10), r.Status,
-			fmtInt(r.EnvSteps), fmtInt(r.Updates), fmtInt(r.Episodes), fmtNum(float64(r.FinalMeanReturn)),
-			fmtNum(float64(r.StepsPerS)), fmtWall(float64(r.WallS)), sha})
+		row := []cell{num(strconv.FormatUint(r.Seed, 10)), {Text: r.Status},
+			num(fmtInt(r.EnvSteps)), num(fmtInt(r.Updates)), num(fmtInt(r.Episodes)), num(fmtNum(float64(r.FinalMeanReturn))),
+			num(fmtNum(float64(r.StepsPerS))), num(fmtWall(float64(r.WallS)))}
+		if withTarget {
+			steps := "n/a"
+			switch st := r.StepsToTarget; {
+			case st != nil && st.Reached:
+				steps = fmtInt(int64(st.Steps))
+			case st != nil:
+				steps = "not reached (>" + fmtInt(int64(st.Budget)) + ")"
+			}
+			row = append(row, num(steps))
+		}
+		row = append(row, cell{Text: sha, Link: r.Manifest})
+		t.Rows = append(t.Rows, row)
 	}
-	buildEnv(v, e)
-	return v
+	return t
+}
+
+// runAnchors gives every arm a distinct HTML id for its run list: "runs-"
+// and the arm name in lower case with anything but letters, digits, '-'
+// and '_' replaced by '-'.
+func runAnchors(arms []string) []string {
+	out := make([]string, len(arms))
+	seen := map[string]bool{}
+	for i, arm := range arms {
+		var b strings.Builder
+		for _, r := range strings.ToLower(arm) {
+			if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_' {
+				b.WriteRune(r)
+			} else {
+				b.WriteByte('-')
+			}
+		}
+		id := "runs-" + b.String()
+		for k := 2; seen[id]; k++ {
+			id = fmt.Sprintf("runs-%s-%d", b.String(), k)
+		}
+		seen[id] = true
+		out[i] = id
+	}
+	return out
 }
 
 // buildEnv fills the build and hardware summary from the first run

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -168,7 +169,8 @@ type versionedParams struct {
 // InferenceService batches action requests from many environments and runs
 // them through one policy replica. A batch runs when MaxBatch requests are
 // queued or when the oldest queued request has waited MaxWait, whichever
-// comes first; every request is answered exactly once. New weights arrive
+// comes first (or earlier when every registered requester is waiting, see
+// AddRequesters); every request is answered exactly once. New weights arrive
 // through Publish and are swapped in between batches, never during one.
 type InferenceService struct {
 	cfg    InferenceConfig
@@ -176,6 +178,8 @@ type InferenceService struct {
 	policy Policy
 	rng    *rand.Rand
 	in     chan *Request
+	live   atomic.Int64  // registered requesters, see AddRequesters
+	wake   chan struct{} // nudges Run when live drops
 
 	mu       sync.Mutex
 	history  []versionedParams // published weights, oldest first, newest last
@@ -206,6 +210,7 @@ func NewInferenceService(cfg InferenceConfig, policy Policy, rng *rand.Rand) *In
 		policy:   policy,
 		rng:      rng,
 		in:       make(chan *Request, 4*cfg.MaxBatch),
+		wake:     make(chan struct{}, 1),
 		segment:  newInferenceStats(cfg.MaxBatch),
 		window:   newInferenceStats(cfg.MaxBatch),
 		loaded:   -1,
@@ -276,6 +281,23 @@ func (s *InferenceService) actingWeights() (versionedParams, bool) {
 	return s.history[n-1], true
 }
 
+// AddRequesters registers delta requesters that will keep submitting (a
+// negative delta unregisters them). While at least one is registered, a
+// batch also runs as soon as every registered requester has a request
+// queued: waiting longer could not grow it. This never delays a batch; with
+// no registrations the rule is exactly MaxBatch-or-MaxWait.
+func (s *InferenceService) AddRequesters(delta int) {
+	if s.live.Add(int64(delta)) < 0 {
+		panic("engine: AddRequesters: more requesters left than joined")
+	}
+	if delta < 0 {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
 // Submit stamps r with the current time and queues it. It fails only when
 // ctx is done before the request could be queued.
 func (s *InferenceService) Submit(ctx context.Context, r *Request) error {
@@ -336,9 +358,9 @@ func (s *InferenceService) ResetStats() {
 
 // Run serves requests until ctx is done, then discards whatever is still
 // queued (its requesters are expected to give up through their own ctx) and
-// returns nil. Only one Run may be active at a time.
+// returns nil. Requests submitted before Run starts are served. Only one Run
+// may be active at a time.
 func (s *InferenceService) Run(ctx context.Context) error {
-	s.discardQueued()
 	var (
 		queue    []*Request
 		timer    Timer
@@ -357,7 +379,9 @@ func (s *InferenceService) Run(ctx context.Context) error {
 		for len(queue) > 0 {
 			queue = s.drain(queue)
 			now := s.clock.Now()
-			if len(queue) < s.cfg.MaxBatch && now.Sub(queue[0].arrived) < s.cfg.MaxWait {
+			live := int(s.live.Load())
+			full := len(queue) >= s.cfg.MaxBatch || (live > 0 && len(queue) >= live)
+			if !full && now.Sub(queue[0].arrived) < s.cfg.MaxWait {
 				break
 			}
 			n := min(len(queue), s.cfg.MaxBatch)
@@ -379,6 +403,7 @@ func (s *InferenceService) Run(ctx context.Context) error {
 			return nil
 		case r := <-s.in:
 			queue = append(queue, r)
+		case <-s.wake:
 		case <-timerC:
 			timer, timerC = nil, nil
 		}

@@ -13,28 +13,28 @@ import (
 // the end of a sync round (also a cut).
 type Chunk struct {
 	// Env is the global environment index (worker*EnvsPerWorker + slot).
-	Env int
+	Env int `json:"env"`
 	// Seq numbers the chunks of one environment from 0 across the whole run;
 	// (Env, Seq) orders a batch deterministically.
-	Seq int64
+	Seq int64 `json:"seq"`
 	// Obs holds T observations row-major (T*ObsDim values).
-	Obs []float64
+	Obs []float64 `json:"obs"`
 	// Actions, LogProbs and Values are what the acting policy chose and
 	// estimated at each step; Rewards what the environment returned.
-	Actions  []int
-	LogProbs []float64
-	Values   []float64
-	Rewards  []float64
+	Actions  []int     `json:"actions"`
+	LogProbs []float64 `json:"log_probs"`
+	Values   []float64 `json:"values"`
+	Rewards  []float64 `json:"rewards"`
 	// Versions is the policy version that chose each action.
-	Versions []int64
+	Versions []int64 `json:"versions"`
 	// Terminated means the episode ended in a terminal state after the last
 	// step: the trainer bootstraps with 0.
-	Terminated bool
+	Terminated bool `json:"terminated"`
 	// Truncated means the episode hit its time limit after the last step.
-	Truncated bool
+	Truncated bool `json:"truncated"`
 	// NextObs is the observation after the last step when the chunk did not
 	// terminate (cut or truncated): the trainer bootstraps with V(NextObs).
-	NextObs []float64 `json:",omitempty"`
+	NextObs []float64 `json:"next_obs,omitempty"`
 	// Staleness is set by ReplayBuffer.Take: the trainer's version at take
 	// time minus Versions[t], per step.
 	Staleness []int64 `json:"-"`

@@ -1,0 +1,67 @@
+// Package engine is accerl's training data plane: the AcceRL pipeline of
+// rollout workers, a batching inference service, a replay buffer and a PPO
+// trainer, in one process, connected by channels. It runs inside a training
+// segment activity but knows nothing of Temporal: the activity builds an
+// Engine from a Config (and, when resuming, a Snapshot), calls Run for a
+// number of updates, and stores Snapshot's result in its checkpoint.
+//
+// # Data flow
+//
+//	env goroutines ──obs──▶ InferenceService ──action──▶ env goroutines
+//	      │ (one per environment,   (batches; weights swapped                │
+//	      │  grouped into workers)   between batches)                        │
+//	      └──────────────── chunks ──▶ ReplayBuffer ──▶ trainer ──weights────┘
+//
+// Rollout: every environment steps in its own goroutine; a rollout worker is
+// the group of EnvsPerWorker environments that share a latency profile
+// (worker indices below Latency.NumSlow are the slow ones). One goroutine per
+// environment, rather than one per worker stepping its environments in turn,
+// means no environment ever waits for another one's slow simulator step; the
+// goroutines are cheap because a simulated step is mostly a sleep. Each
+// environment sends its observation to the inference service, waits only for
+// its own action, steps, and appends the step to its current Chunk, tagged
+// with the policy version that acted. A chunk goes to the replay buffer when
+// it holds ChunkSteps steps or its episode ends; a chunk that did not
+// terminate keeps the next observation so that the trainer can bootstrap
+// V(next).
+//
+// Inference: InferenceService keeps a FIFO of requests and runs a batch when
+// MaxBatch requests are queued or when the oldest queued request has waited
+// MaxWait, whichever comes first (the Clock is injectable, so tests check
+// the rule with a fake clock). The trainer publishes weights with a version
+// number; the service swaps them in between batches, acting with version
+// max(0, v−Lag).
+//
+// Replay and trainer: ReplayBuffer holds up to ReplayCapacity steps and
+// evicts the oldest chunks; Take(n) blocks until it can hand out at least n
+// steps of whole chunks, oldest first, each step tagged with its staleness
+// (trainer version − acting version); MaxStaleness discards older chunks.
+// The trainer sorts a batch by (environment, chunk sequence), optionally
+// recomputes V(o_t) with the current critic, computes GAE per chunk
+// (bootstrap 0 after termination, V(next) with the current critic after a
+// cut or truncation), runs kernels.PPO.Update and publishes version+1.
+//
+// # Modes
+//
+// In async mode (ModeAsync) collection and training are decoupled: the
+// environments never wait for the trainer and the trainer only waits for
+// BatchSteps of data. In sync mode (ModeSync) the same components run
+// lock-step: every environment collects ceil(BatchSteps/envs) steps with
+// the same weights, then the trainer updates while everyone waits. Sync mode
+// is the throughput baseline and is deterministic: each environment samples
+// its actions with its own RNG stream (so batching order does not matter),
+// the batch is sorted, and every RNG state is in the Snapshot, so that two
+// runs with one Seed end with the same ParamsSHA256, and so does a run
+// interrupted by Snapshot/New at a segment boundary.
+//
+// # Measurements
+//
+// Each update produces an UpdateReport and each Run a SegmentStats:
+// environment steps per second; the environment-bound ceiling (the sum over
+// environments of 1/(mean step time + inference compute per request)) and
+// the achieved fraction of it; inference batch sizes against the number of
+// requests waiting when each batch formed; queue-wait quantiles; the
+// trainer's busy fraction; the rollout idle fraction; the staleness
+// histogram. BenchThroughput runs the sync/async comparison the AcceRL
+// throughput claim rests on.
+package engine

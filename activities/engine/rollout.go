@@ -1,0 +1,212 @@
+package engine
+
+import (
+	"context"
+	"encoding"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/accerl/accerl/testenv"
+)
+
+// Env is the environment interface the engine steps. testenv's
+// environments satisfy it; any other simulator can by providing the same
+// methods (discrete actions travel as action[0] = float64(index)).
+type Env interface {
+	// ObsDim returns the observation length.
+	ObsDim() int
+	// ActionSpace describes the valid actions.
+	ActionSpace() testenv.ActionSpace
+	// Reset starts an episode drawing the initial state from rng.
+	Reset(rng *rand.Rand) []float64
+	// Step applies action and returns the next observation (which the
+	// caller may keep), the reward, and whether the episode terminated or
+	// was truncated.
+	Step(action []float64) (obs []float64, reward float64, terminated, truncated bool)
+	// MarshalBinary and UnmarshalBinary capture and restore the complete
+	// episode state, so that a restored environment steps bit-identically.
+	encoding.BinaryMarshaler
+	encoding.BinaryUnmarshaler
+}
+
+// Episode is one finished episode.
+type Episode struct {
+	// Env is the global index of the environment that played it.
+	Env int `json:"env"`
+	// Return is the undiscounted sum of rewards; Length the number of steps.
+	Return float64 `json:"return"`
+	Length int     `json:"length"`
+	// EnvSteps is the run-wide environment step count when it ended (in
+	// async mode approximate to within the steps other environments took
+	// concurrently).
+	EnvSteps int64 `json:"env_steps"`
+	// PolicyVersion is the version that chose the episode's last action.
+	PolicyVersion int64 `json:"policy_version"`
+	// Truncated says the episode hit the time limit instead of terminating.
+	Truncated bool `json:"truncated"`
+}
+
+// envSlot is one environment with everything that belongs to it: its RNG
+// stream (resets and, in sync mode, action sampling), its current
+// observation and episode accumulators, and its partial chunk. Only the
+// goroutine stepping the slot touches it while a Run is active.
+type envSlot struct {
+	index, worker int
+	env           Env
+	src           *rand.PCG
+	rng           *rand.Rand
+
+	obs      []float64
+	epReturn float64
+	epLen    int
+	seq      int64
+	chunk    *Chunk
+
+	// Per-segment measurements, read concurrently by reports.
+	simNanos atomic.Int64 // time spent inside Step and Reset
+	steps    atomic.Int64
+}
+
+// rollout is what the environment goroutines share.
+type rollout struct {
+	svc        *InferenceService
+	replay     *ReplayBuffer
+	obsDim     int
+	chunkSteps int
+	envSteps   *atomic.Int64
+
+	mu       sync.Mutex
+	finished []Episode // episodes not yet reported
+	episodes int64     // run-wide finished episodes
+}
+
+func (r *rollout) addEpisode(ep Episode) {
+	r.mu.Lock()
+	r.finished = append(r.finished, ep)
+	r.episodes++
+	r.mu.Unlock()
+}
+
+// takeEpisodes returns and clears the episodes finished since the last call.
+func (r *rollout) takeEpisodes() []Episode {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.finished
+	r.finished = nil
+	return out
+}
+
+// runWorkers runs every rollout worker (workers consecutive slots each)
+// and returns when all have stopped. All environments are registered with
+// the inference service before any starts, so that its "everyone is
+// waiting" trigger never fires on a partial population. steps < 0 runs
+// until ctx is done (async); steps >= 0 collects exactly that many steps per
+// environment and then cuts the partial chunk (one sync round).
+func (r *rollout) runWorkers(ctx context.Context, slots []*envSlot, workers, steps int, sampleWithEnvRNG bool) {
+	r.svc.AddRequesters(len(slots))
+	per := len(slots) / workers
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() { r.runWorker(ctx, slots[w*per:(w+1)*per], steps, sampleWithEnvRNG) })
+	}
+	wg.Wait()
+}
+
+// runWorker steps the environments of one rollout worker, each in its own
+// goroutine, so that no environment ever waits for another one's slow
+// simulator step; it returns when all of them have stopped.
+func (r *rollout) runWorker(ctx context.Context, slots []*envSlot, steps int, sampleWithEnvRNG bool) {
+	var wg sync.WaitGroup
+	for _, s := range slots {
+		wg.Go(func() { r.runEnv(ctx, s, steps, sampleWithEnvRNG) })
+	}
+	wg.Wait()
+}
+
+// runEnv is one environment's loop: ask inference for an action, wait only
+// for that reply, step, record. It stops quietly when ctx is done; the slot
+// then holds a consistent state (observation awaiting an action, partial
+// chunk) for the next Run or a Snapshot.
+func (r *rollout) runEnv(ctx context.Context, s *envSlot, steps int, sampleWithEnvRNG bool) {
+	defer r.svc.AddRequesters(-1) // registered by runWorkers
+	req := NewRequest(r.obsDim)
+	if sampleWithEnvRNG {
+		req.RNG = s.rng
+	}
+	action := make([]float64, 1)
+	for i := 0; steps < 0 || i < steps; i++ {
+		copy(req.Obs, s.obs)
+		rep, err := r.svc.Infer(ctx, req)
+		if err != nil {
+			return
+		}
+		action[0] = float64(rep.Action)
+		t0 := time.Now()
+		next, reward, terminated, truncated := s.env.Step(action)
+		simTime := time.Since(t0)
+
+		c := s.chunk
+		if c == nil {
+			c = r.newChunk(s)
+			s.chunk = c
+		}
+		c.Obs = append(c.Obs, s.obs...)
+		c.Actions = append(c.Actions, rep.Action)
+		c.LogProbs = append(c.LogProbs, rep.LogProb)
+		c.Values = append(c.Values, rep.Value)
+		c.Rewards = append(c.Rewards, reward)
+		c.Versions = append(c.Versions, rep.Version)
+		s.epReturn += reward
+		s.epLen++
+		total := r.envSteps.Add(1)
+
+		switch {
+		case terminated || truncated:
+			c.Terminated = terminated
+			c.Truncated = truncated && !terminated
+			if !terminated {
+				c.NextObs = next
+			}
+			r.push(s)
+			r.addEpisode(Episode{Env: s.index, Return: s.epReturn, Length: s.epLen, EnvSteps: total,
+				PolicyVersion: rep.Version, Truncated: c.Truncated})
+			s.epReturn, s.epLen = 0, 0
+			t1 := time.Now()
+			s.obs = s.env.Reset(s.rng)
+			simTime += time.Since(t1)
+		default:
+			s.obs = next
+			if c.Len() >= r.chunkSteps {
+				c.NextObs = append([]float64(nil), next...)
+				r.push(s)
+			}
+		}
+		s.simNanos.Add(int64(simTime))
+		s.steps.Add(1)
+	}
+	if steps >= 0 && s.chunk != nil {
+		// End of a sync round: cut here and bootstrap from the current
+		// observation.
+		s.chunk.NextObs = append([]float64(nil), s.obs...)
+		r.push(s)
+	}
+}
+
+func (r *rollout) newChunk(s *envSlot) *Chunk {
+	n := r.chunkSteps
+	c := &Chunk{
+		Env: s.index, Seq: s.seq,
+		Obs:     make([]float64, 0, n*r.obsDim),
+		Actions: make([]int, 0, n), LogProbs: make([]float64, 0, n), Values: make([]float64, 0, n),
+		Rewards: make([]float64, 0, n), Versions: make([]int64, 0, n),
+	}
+	s.seq++
+	return c
+}
+
+func (r *rollout) push(s *envSlot) {
+	r.replay.Push(s.chunk)
+	s.chunk = nil
+}

@@ -1,0 +1,274 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// snapshotFormat versions the Snapshot layout.
+const snapshotFormat = 1
+
+// Snapshot is everything an Engine needs to continue exactly where it
+// stopped: parameters and optimiser state, every environment's state, RNG
+// states, episode accumulators and partial chunks, the replay contents, the
+// weights the inference service may still act with, and the counters. It is
+// plain data and round-trips through encoding/json without loss (float64
+// values are written in shortest round-trip form; []byte as base64).
+type Snapshot struct {
+	// Format is the layout version (currently 1).
+	Format int `json:"format"`
+	// Env, Mode, ObsDim, NumActions and NumEnvs identify the configuration
+	// the snapshot belongs to; New refuses a mismatch.
+	Env        string `json:"env"`
+	Mode       string `json:"mode"`
+	ObsDim     int    `json:"obs_dim"`
+	NumActions int    `json:"num_actions"`
+	NumEnvs    int    `json:"num_envs"`
+
+	// Params are the trainer's parameters (policy version PolicyVersion).
+	Params []float64 `json:"params"`
+	// Adam is the optimiser state.
+	Adam AdamState `json:"adam"`
+	// PolicyVersion, Updates, EnvSteps and Episodes are the run-wide
+	// counters.
+	PolicyVersion int64 `json:"policy_version"`
+	Updates       int64 `json:"updates"`
+	EnvSteps      int64 `json:"env_steps"`
+	Episodes      int64 `json:"episodes"`
+	// Published are the weight versions the inference service retains
+	// (more than the newest one only with Config.Lag > 0), oldest first.
+	Published []PublishedParams `json:"published"`
+	// TrainerRNG and InferenceRNG are PCG states (rand.PCG.MarshalBinary)
+	// of the minibatch shuffler and of async-mode action sampling.
+	TrainerRNG   []byte `json:"trainer_rng"`
+	InferenceRNG []byte `json:"inference_rng"`
+	// Envs holds one entry per environment, by global index.
+	Envs []EnvSnapshot `json:"envs"`
+	// Replay holds the replay buffer's chunks, oldest first, and
+	// ReplayDrops its running drop counters.
+	Replay      []*Chunk    `json:"replay"`
+	ReplayDrops ReplayDrops `json:"replay_drops"`
+	// PendingEpisodes finished after the last report; the next Run reports
+	// them first.
+	PendingEpisodes []Episode `json:"pending_episodes,omitempty"`
+}
+
+// AdamState is the serialisable state of kernels.Adam.
+type AdamState struct {
+	LR    float64   `json:"lr"`
+	Beta1 float64   `json:"beta1"`
+	Beta2 float64   `json:"beta2"`
+	Eps   float64   `json:"eps"`
+	M     []float64 `json:"m"`
+	V     []float64 `json:"v"`
+	T     int       `json:"t"`
+}
+
+// PublishedParams is one weight version retained by the inference service.
+type PublishedParams struct {
+	Version int64     `json:"version"`
+	Params  []float64 `json:"params"`
+}
+
+// EnvSnapshot is the state of one environment slot.
+type EnvSnapshot struct {
+	// State is the environment's MarshalBinary (including its latency
+	// sampler's RNG state).
+	State []byte `json:"state"`
+	// RNG is the slot's PCG state (resets and sync-mode action sampling).
+	RNG []byte `json:"rng"`
+	// Obs is the current observation, waiting for an action.
+	Obs []float64 `json:"obs"`
+	// EpisodeReturn and EpisodeLength accumulate the running episode.
+	EpisodeReturn float64 `json:"episode_return"`
+	EpisodeLength int     `json:"episode_length"`
+	// NextSeq numbers the slot's next chunk.
+	NextSeq int64 `json:"next_seq"`
+	// Partial is the chunk being filled, if any.
+	Partial *Chunk `json:"partial,omitempty"`
+}
+
+// Snapshot captures the engine between runs. It fails while Run is active.
+func (e *Engine) Snapshot() (*Snapshot, error) {
+	if e.running.Load() {
+		return nil, errors.New("snapshot engine: a run is active")
+	}
+	tr := e.tr
+	opt := tr.ppo.Opt
+	trRNG, err := tr.src.MarshalBinary()
+	if err != nil {
+		return nil, fmt.Errorf("snapshot engine: trainer rng: %w", err)
+	}
+	svcRNG, err := e.svcSrc.MarshalBinary()
+	if err != nil {
+		return nil, fmt.Errorf("snapshot engine: inference rng: %w", err)
+	}
+	snap := &Snapshot{
+		Format: snapshotFormat,
+		Env:    e.cfg.Env, Mode: e.cfg.Mode, ObsDim: e.obsDim, NumActions: e.numActions, NumEnvs: len(e.slots),
+		Params: slices.Clone(tr.ppo.Model.Params()),
+		Adam: AdamState{LR: opt.LR, Beta1: opt.Beta1, Beta2: opt.Beta2, Eps: opt.Eps,
+			M: slices.Clone(opt.M), V: slices.Clone(opt.V), T: opt.T},
+		PolicyVersion: tr.version,
+		Updates:       tr.updates,
+		EnvSteps:      e.envSteps.Load(),
+		Episodes:      e.episodes(),
+		TrainerRNG:    trRNG,
+		InferenceRNG:  svcRNG,
+		Replay:        cloneChunks(e.replay.contents()),
+		ReplayDrops:   e.replay.Drops(),
+	}
+	for _, p := range e.svc.published() {
+		snap.Published = append(snap.Published, PublishedParams{Version: p.version, Params: p.params})
+	}
+	e.ro.mu.Lock()
+	snap.PendingEpisodes = slices.Clone(e.ro.finished)
+	e.ro.mu.Unlock()
+	for _, s := range e.slots {
+		state, err := s.env.MarshalBinary()
+		if err != nil {
+			return nil, fmt.Errorf("snapshot engine: env %d: %w", s.index, err)
+		}
+		rng, err := s.src.MarshalBinary()
+		if err != nil {
+			return nil, fmt.Errorf("snapshot engine: env %d rng: %w", s.index, err)
+		}
+		es := EnvSnapshot{State: state, RNG: rng, Obs: slices.Clone(s.obs),
+			EpisodeReturn: s.epReturn, EpisodeLength: s.epLen, NextSeq: s.seq}
+		if s.chunk != nil {
+			es.Partial = cloneChunks([]*Chunk{s.chunk})[0]
+		}
+		snap.Envs = append(snap.Envs, es)
+	}
+	return snap, nil
+}
+
+// restore loads snap into a freshly built engine, checking that it fits.
+func (e *Engine) restore(snap *Snapshot) error {
+	tr := e.tr
+	model := tr.ppo.Model
+	np := model.NumParams()
+	switch {
+	case snap.Format != snapshotFormat:
+		return fmt.Errorf("restore snapshot: format %d, want %d", snap.Format, snapshotFormat)
+	case snap.Env != e.cfg.Env || snap.Mode != e.cfg.Mode:
+		return fmt.Errorf("restore snapshot: taken for env %q in %s mode, config has %q in %s mode", snap.Env, snap.Mode, e.cfg.Env, e.cfg.Mode)
+	case snap.ObsDim != e.obsDim || snap.NumActions != e.numActions || snap.NumEnvs != len(e.slots) || len(snap.Envs) != len(e.slots):
+		return fmt.Errorf("restore snapshot: %d envs with obs dim %d and %d actions (%d env states), config has %d, %d, %d",
+			snap.NumEnvs, snap.ObsDim, snap.NumActions, len(snap.Envs), len(e.slots), e.obsDim, e.numActions)
+	case len(snap.Params) != np || len(snap.Adam.M) != np || len(snap.Adam.V) != np:
+		return fmt.Errorf("restore snapshot: %d parameters and %d/%d Adam moments, the configured model has %d",
+			len(snap.Params), len(snap.Adam.M), len(snap.Adam.V), np)
+	}
+	if i := slices.IndexFunc(snap.Params, func(p float64) bool { return math.IsNaN(p) || math.IsInf(p, 0) }); i >= 0 {
+		return fmt.Errorf("restore snapshot: parameter %d is %v", i, snap.Params[i])
+	}
+	held := 0
+	for _, c := range snap.Replay {
+		if err := e.checkChunk(c, true); err != nil {
+			return fmt.Errorf("restore snapshot: replay: %w", err)
+		}
+		held += c.Len()
+	}
+	if held > e.replay.capacity {
+		return fmt.Errorf("restore snapshot: replay holds %d steps, capacity is %d", held, e.replay.capacity)
+	}
+	model.SetParams(snap.Params)
+	opt := tr.ppo.Opt
+	opt.LR, opt.Beta1, opt.Beta2, opt.Eps, opt.T = snap.Adam.LR, snap.Adam.Beta1, snap.Adam.Beta2, snap.Adam.Eps, snap.Adam.T
+	copy(opt.M, snap.Adam.M)
+	copy(opt.V, snap.Adam.V)
+	tr.version, tr.updates = snap.PolicyVersion, snap.Updates
+	if err := tr.src.UnmarshalBinary(snap.TrainerRNG); err != nil {
+		return fmt.Errorf("restore snapshot: trainer rng: %w", err)
+	}
+	if err := e.svcSrc.UnmarshalBinary(snap.InferenceRNG); err != nil {
+		return fmt.Errorf("restore snapshot: inference rng: %w", err)
+	}
+	e.envSteps.Store(snap.EnvSteps)
+	e.ro.episodes = snap.Episodes
+	e.ro.finished = slices.Clone(snap.PendingEpisodes)
+
+	published := snap.Published
+	if len(published) == 0 {
+		published = []PublishedParams{{Version: snap.PolicyVersion, Params: snap.Params}}
+	}
+	for _, p := range published {
+		if len(p.Params) != np {
+			return fmt.Errorf("restore snapshot: published version %d has %d parameters, want %d", p.Version, len(p.Params), np)
+		}
+		e.svc.Publish(p.Version, p.Params)
+	}
+	e.replay.restore(cloneChunks(snap.Replay), snap.ReplayDrops)
+	e.replay.SetVersion(snap.PolicyVersion)
+
+	for i, es := range snap.Envs {
+		s := e.slots[i]
+		if len(es.Obs) != e.obsDim {
+			return fmt.Errorf("restore snapshot: env %d observation has %d values, want %d", i, len(es.Obs), e.obsDim)
+		}
+		if err := s.env.UnmarshalBinary(es.State); err != nil {
+			return fmt.Errorf("restore snapshot: env %d: %w", i, err)
+		}
+		if err := s.src.UnmarshalBinary(es.RNG); err != nil {
+			return fmt.Errorf("restore snapshot: env %d rng: %w", i, err)
+		}
+		s.obs = slices.Clone(es.Obs)
+		s.epReturn, s.epLen, s.seq = es.EpisodeReturn, es.EpisodeLength, es.NextSeq
+		s.chunk = nil
+		if es.Partial != nil {
+			if err := e.checkChunk(es.Partial, false); err != nil {
+				return fmt.Errorf("restore snapshot: env %d partial chunk: %w", i, err)
+			}
+			if es.Partial.Len() >= e.ro.chunkSteps {
+				return fmt.Errorf("restore snapshot: env %d partial chunk has %d steps, chunks hold %d", i, es.Partial.Len(), e.ro.chunkSteps)
+			}
+			s.chunk = cloneChunks([]*Chunk{es.Partial})[0]
+		}
+	}
+	return nil
+}
+
+// checkChunk reports a chunk whose slices disagree with each other or with
+// the engine's shapes. A complete chunk (in replay) that did not terminate
+// needs its next observation; a partial one (being filled) has none.
+func (e *Engine) checkChunk(c *Chunk, complete bool) error {
+	t := c.Len()
+	if t == 0 || len(c.Obs) != t*e.obsDim || len(c.LogProbs) != t || len(c.Values) != t || len(c.Rewards) != t || len(c.Versions) != t {
+		return fmt.Errorf("chunk (%d, %d) has inconsistent lengths", c.Env, c.Seq)
+	}
+	if c.Env < 0 || c.Env >= len(e.slots) {
+		return fmt.Errorf("chunk (%d, %d) names env %d of %d", c.Env, c.Seq, c.Env, len(e.slots))
+	}
+	wantNext := 0
+	if complete && !c.Terminated {
+		wantNext = e.obsDim
+	}
+	if len(c.NextObs) != wantNext || (!complete && (c.Terminated || c.Truncated)) {
+		return fmt.Errorf("chunk (%d, %d) has %d next-observation values (terminated %v, truncated %v), want %d",
+			c.Env, c.Seq, len(c.NextObs), c.Terminated, c.Truncated, wantNext)
+	}
+	if t > e.replay.capacity {
+		return fmt.Errorf("chunk (%d, %d) has %d steps, replay holds %d", c.Env, c.Seq, t, e.replay.capacity)
+	}
+	return nil
+}
+
+func cloneChunks(cs []*Chunk) []*Chunk {
+	out := make([]*Chunk, len(cs))
+	for i, c := range cs {
+		d := *c
+		d.Obs = slices.Clone(c.Obs)
+		d.Actions = slices.Clone(c.Actions)
+		d.LogProbs = slices.Clone(c.LogProbs)
+		d.Values = slices.Clone(c.Values)
+		d.Rewards = slices.Clone(c.Rewards)
+		d.Versions = slices.Clone(c.Versions)
+		d.NextObs = slices.Clone(c.NextObs)
+		d.Staleness = nil
+		out[i] = &d
+	}
+	return out
+}

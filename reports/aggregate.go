@@ -1,0 +1,175 @@
+package reports
+
+import (
+	"math"
+	"math/rand/v2"
+	"net/url"
+	"path"
+	"strconv"
+)
+
+// Sources of the target return, as recorded in results.json.
+const (
+	targetFromOptions    = "options"
+	targetFromExperiment = "experiment.json"
+)
+
+// resolveTarget picks the target return: Options first (the caller knows
+// best, for example a default per environment), then experiment.json. It
+// returns nil when neither sets one, and notes a target that cannot
+// normalise (equal to the random score).
+func resolveTarget(e *experimentData, opts Options) *TargetInfo {
+	var t *TargetInfo
+	switch {
+	case opts.Target != nil:
+		t = &TargetInfo{Return: *opts.Target, Source: targetFromOptions}
+		if opts.RandomScore != nil {
+			t.RandomScore = *opts.RandomScore
+		}
+	case e.Manifest != nil && e.Manifest.Target != nil:
+		t = &TargetInfo{Return: *e.Manifest.Target, Source: targetFromExperiment}
+		if e.Manifest.RandomScore != nil {
+			t.RandomScore = *e.Manifest.RandomScore
+		}
+	default:
+		return nil
+	}
+	if math.IsNaN(t.Return) || math.IsInf(t.Return, 0) {
+		return nil
+	}
+	return t
+}
+
+// armRng is the bootstrap RNG of one statistic of one arm. Keying by the
+// arm's name keeps an arm's intervals unchanged when arms are added or
+// reordered.
+func armRng(opts Options, arm string, stream uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(opts.Seed^armKey(arm), stream))
+}
+
+// computeResults derives results.json from the collected experiment, and
+// the per-arm steps-to-target detail (nil entries for arms without a
+// return curve, all nil without a target) that the figure draws.
+func computeResults(e *experimentData, opts Options) (Results, []*armTarget) {
+	res := Results{
+		Experiment: e.Name, SpecHash: e.SpecHash, Baseline: e.Baseline, Partial: e.Partial(),
+		PartialReasons: e.Reasons, FinalEpisodes: FinalEpisodes, Target: e.Target,
+		Bootstrap: BootstrapCfg{Reps: opts.BootstrapReps, Seed: opts.Seed, Level: 0.95},
+	}
+	runTargets := map[*runData]runTarget{}
+	for _, r := range e.Runs {
+		rr := RunResult{
+			Experiment: e.Name, Arm: r.Arm, Seed: r.Seed, Status: r.Status,
+			EnvSteps: r.EnvSteps, Updates: r.Updates, Episodes: r.NumEpisodes,
+			FinalMeanReturn: JSONFloat(r.FinalReturn), StepsPerS: JSONFloat(r.StepsPerS), WallS: JSONFloat(r.WallS),
+			ParamsSHA256: r.ParamsSHA256,
+		}
+		if r.Manifest != nil {
+			rr.Manifest = manifestLink(r.Arm, r.Seed)
+		}
+		if e.Target != nil {
+			if t, ok := targetOfRun(r, opts.SmoothWindow, e.Target.Return); ok {
+				runTargets[r] = t
+				rr.StepsToTarget = &RunTarget{Reached: t.Reached, Steps: JSONFloat(t.Steps), Budget: t.Budget}
+			}
+		}
+		res.Runs = append(res.Runs, rr)
+	}
+
+	nan := JSONFloat(math.NaN())
+	targets := make([]*armTarget, len(e.Arms))
+	finals := make([][]float64, len(e.Arms)) // finite final returns per arm
+	sps := make([][]float64, len(e.Arms))    // finite steps/s per arm
+	for i, arm := range e.Arms {
+		runs := e.runsOf(arm)
+		var ret, speed, wall, steps []float64
+		var tr []runTarget
+		a := ArmResult{Arm: arm, Runs: len(runs), IQM: nan, IQMLow: nan, IQMHigh: nan,
+			StepsPerSLow: nan, StepsPerSHigh: nan, Speedup: nan, SpeedupLow: nan, SpeedupHigh: nan,
+			ProbImprovement: nan, ProbImprovementLow: nan, ProbImprovementHigh: nan,
+			OptimalityGap: nan, OptimalityGapLow: nan, OptimalityGapHigh: nan}
+		for _, r := range runs {
+			if r.Status == StatusCompleted {
+				a.Completed++
+			}
+			if t, ok := runTargets[r]; ok {
+				tr = append(tr, t)
+			}
+			if !r.hasData() {
+				continue
+			}
+			ret, speed, wall = append(ret, r.FinalReturn), append(speed, r.StepsPerS), append(wall, r.WallS)
+			steps = append(steps, float64(r.EnvSteps))
+		}
+		a.FinalReturn, a.StepsPerS, a.WallS, a.EnvSteps = newStat(ret), newStat(speed), newStat(wall), newStat(steps)
+		finals[i], sps[i] = finite(ret), finite(speed)
+		if v := finals[i]; len(v) > 0 {
+			scores := oneTask(v)
+			iv := IQMInterval(scores, opts.BootstrapReps, opts.Seed^armKey(arm))
+			a.IQM, a.IQMLow, a.IQMHigh = JSONFloat(iv.Point), JSONFloat(iv.Low), JSONFloat(iv.High)
+			if t := e.Target; t != nil {
+				g := gapInterval(scores, t.Return, t.RandomScore, opts.BootstrapReps, armRng(opts, arm, streamGap))
+				a.OptimalityGap, a.OptimalityGapLow, a.OptimalityGapHigh = JSONFloat(g.Point), JSONFloat(g.Low), JSONFloat(g.High)
+			}
+		}
+		if len(sps[i]) > 0 {
+			iv := meanInterval(sps[i], opts.BootstrapReps, armRng(opts, arm, streamThroughput))
+			a.StepsPerSLow, a.StepsPerSHigh = JSONFloat(iv.Low), JSONFloat(iv.High)
+		}
+		if len(tr) > 0 {
+			at := aggregateTarget(tr, opts.BootstrapReps, armRng(opts, arm, streamThreshold))
+			targets[i] = &at
+			a.StepsToTarget = &ArmTarget{Seeds: len(tr), Reached: at.Reached, Median: JSONFloat(at.Median.Point),
+				Low: JSONFloat(at.Median.Low), High: JSONFloat(at.Median.High), LowerBound: JSONFloat(at.Bound), Ratio: nan}
+		}
+		res.Arms = append(res.Arms, a)
+	}
+
+	base := -1
+	for i, arm := range e.Arms {
+		if arm == e.Baseline {
+			base = i
+		}
+	}
+	if base < 0 {
+		return res, targets
+	}
+	for i, arm := range e.Arms {
+		a := &res.Arms[i]
+		if i == base {
+			if len(sps[i]) > 0 {
+				a.Speedup, a.SpeedupLow, a.SpeedupHigh = 1, 1, 1
+			}
+		} else {
+			if mean(sps[base]) > 0 {
+				iv := ratioInterval(sps[i], sps[base], opts.BootstrapReps, armRng(opts, arm, streamSpeedup))
+				a.Speedup, a.SpeedupLow, a.SpeedupHigh = JSONFloat(iv.Point), JSONFloat(iv.Low), JSONFloat(iv.High)
+			}
+			if len(finals[i]) > 0 && len(finals[base]) > 0 {
+				iv := improvementInterval(oneTask(finals[i]), oneTask(finals[base]), opts.BootstrapReps, armRng(opts, arm, streamImprovement))
+				a.ProbImprovement, a.ProbImprovementLow, a.ProbImprovementHigh = JSONFloat(iv.Point), JSONFloat(iv.Low), JSONFloat(iv.High)
+			}
+		}
+		if a.StepsToTarget != nil {
+			v, rel := targetRatio(targets[i], targets[base])
+			a.StepsToTarget.Ratio, a.StepsToTarget.RatioBound = JSONFloat(v), rel
+		}
+	}
+	return res, targets
+}
+
+// oneTask turns values into a one-task score matrix, one run per value.
+func oneTask(v []float64) [][]float64 {
+	m := make([][]float64, len(v))
+	for i, x := range v {
+		m[i] = []float64{x}
+	}
+	return m
+}
+
+// manifestLink is the path of a run's manifest relative to the experiment
+// directory, with forward slashes and each segment URL-escaped, usable as
+// a link target in Markdown and HTML.
+func manifestLink(arm string, seed uint64) string {
+	return path.Join(url.PathEscape(arm), "seed-"+strconv.FormatUint(seed, 10), RunFile)
+}
