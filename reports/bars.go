@@ -108,8 +108,7 @@ func stepsToTargetFigure(in *figureInput) (*figure, string, error) {
 		if t == nil {
 			continue
 		}
-		top = math.Max(top, t.MaxBudget)
-		top = math.Max(top, finiteOr(t.Median.High, 0))
+		top = math.Max(top, t.Top)
 	}
 	if !(top > 0) {
 		return nil, "no run has finished an episode yet", nil
@@ -142,7 +141,7 @@ func stepsToTargetFigure(in *figureInput) (*figure, string, error) {
 		if reachedMedian && len(t.Runs) > 1 {
 			h := t.Median.High
 			if math.IsInf(h, 1) {
-				h = t.MaxBudget // the interval is open upwards: draw it to the budget
+				h = t.Top // the interval is open upwards: draw it to the largest budget
 			}
 			if h > t.Median.Low {
 				if err := addWhisker(p, x, med, t.Median.Low, h); err != nil {

@@ -26,6 +26,7 @@ type runFixture struct {
 	stepsPerS float64
 	summary   string // "" (none), or a RunSummary status
 	manifest  bool
+	bare      bool // only cpu_util of the pipeline, utilisation and world-model columns is logged
 }
 
 func writeFixture(t *testing.T, expDir string, f runFixture) {
@@ -44,6 +45,11 @@ func writeFixture(t *testing.T, expDir string, f runFixture) {
 			if (i+1)%10 == 0 || i == hi-1 {
 				r := metricsRow(int32(s), int64(i))
 				r.EnvSteps, r.Updates, r.WallS = steps, int64(i+1), float64(steps)/f.stepsPerS
+				if f.bare {
+					nan := math.NaN()
+					r.Staleness, r.InferenceBatch, r.QueueWaitMs = nan, nan, nan
+					r.GPUUtil, r.GPUMem, r.Horizon, r.WMValLoss = nan, nan, nan, nan
+				}
 				rows = append(rows, r)
 			}
 		}
@@ -309,6 +315,8 @@ func TestGenerateComplete(t *testing.T) {
 			t.Errorf("report.html lacks %q", want)
 		}
 	}
+
+	checkTables(t, rep)
 
 	// Same data, same options: byte-identical outputs.
 	before := readAll(t, rep)

@@ -116,8 +116,13 @@ func timelineFigure(in *figureInput, name, what string, wall bool, series []metr
 		setCurveRanges(p, points)
 		if s.hi > s.lo {
 			p.Y.Min, p.Y.Max = s.lo, s.hi
-		} else if allNonNegative(points) {
-			p.Y.Min = 0 // loads, horizons and losses: distances from zero mean something
+		} else if hi, ok := nonNegativeMax(points); ok {
+			// Loads, horizons and losses: distances from zero mean
+			// something, and a nearly constant series is not blown up.
+			p.Y.Min, p.Y.Max = 0, 1.05*hi
+			if hi == 0 {
+				p.Y.Max = 1
+			}
 		}
 		if k == 0 {
 			placeLegend(p, points, labels)
@@ -160,13 +165,17 @@ func metricCurve(r *runData, s metricSeries, wall bool) Curve {
 	return c
 }
 
-func allNonNegative(points []plotter.XY) bool {
+// nonNegativeMax returns the largest y of points and whether no y is
+// negative.
+func nonNegativeMax(points []plotter.XY) (float64, bool) {
+	hi := 0.0
 	for _, p := range points {
 		if p.Y < 0 {
-			return false
+			return 0, false
 		}
+		hi = math.Max(hi, p.Y)
 	}
-	return true
+	return hi, true
 }
 
 // pipelineFigure draws the distributions of staleness, inference batch

@@ -68,8 +68,10 @@ type armTarget struct {
 	// Bound is the median with every censored seed at its budget: a lower
 	// bound on Median that is finite, shown as ">Bound" when Median is +Inf.
 	Bound float64
-	// MaxBudget is the largest budget of the arm's seeds.
-	MaxBudget float64
+	// Top is the largest value a seed contributes: its steps when it reached
+	// the target, its budget when it did not. An interval open upwards is
+	// drawn up to it.
+	Top float64
 }
 
 // aggregateTarget summarises runs (at least one).
@@ -79,7 +81,7 @@ func aggregateTarget(runs []runTarget, reps int, rng *rand.Rand) armTarget {
 	bounds := make([]float64, len(runs))
 	for i, t := range runs {
 		steps[i], bounds[i] = t.Steps, t.censored()
-		a.MaxBudget = math.Max(a.MaxBudget, t.Budget)
+		a.Top = math.Max(a.Top, t.censored())
 		if t.Reached {
 			a.Reached++
 		}

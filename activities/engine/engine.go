@@ -142,12 +142,13 @@ func (e *Engine) ParamsSHA256() string {
 
 // Run trains until `updates` more trainer updates are done or ctx is
 // cancelled, then stops every goroutine it started and returns the
-// segment's statistics. onUpdate (may be nil) is called from the trainer's
-// goroutine after each update. A cancelled ctx yields the statistics so far
-// and an error wrapping ctx.Err(); a failed update (non-finite numbers)
-// yields an error from the trainer. In sync mode a Run cancelled in the
-// middle of a round leaves that round's data in the engine, so later runs
-// are no longer bit-identical to an uninterrupted one.
+// segment's statistics. onUpdate is called from the trainer's goroutine
+// after each update; it may be nil, in which case finished episodes are not
+// kept. A cancelled ctx yields the statistics so far and an error wrapping
+// ctx.Err(); a failed update (non-finite numbers) yields the trainer's
+// error. In sync mode a Run cancelled in the middle of a round leaves that
+// round's data in the engine, so later runs are no longer bit-identical to
+// an uninterrupted one; snapshots taken after completed runs are exact.
 func (e *Engine) Run(ctx context.Context, updates int, onUpdate func(UpdateReport)) (SegmentStats, error) {
 	if updates < 0 {
 		return SegmentStats{}, fmt.Errorf("run engine: updates must not be negative, got %d", updates)
@@ -160,9 +161,23 @@ func (e *Engine) Run(ctx context.Context, updates int, onUpdate func(UpdateRepor
 	seg := e.beginSegment()
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
+	// A panic in a goroutine Run started (an environment rejecting an
+	// action, a shape bug) would kill the process, out of reach of the
+	// caller's recover: turn it into Run's error and stop the run instead.
+	var (
+		failOnce sync.Once
+		failErr  error
+	)
+	e.ro.fail = func(err error) {
+		failOnce.Do(func() { failErr = err })
+		stop()
+	}
 	e.svc.discardQueued()
 	var wg sync.WaitGroup
-	wg.Go(func() { _ = e.svc.Run(runCtx) })
+	wg.Go(func() {
+		defer recoverInto(e.ro.fail, "inference service")
+		_ = e.svc.Run(runCtx)
+	})
 
 	var err error
 	switch e.cfg.Mode {
@@ -175,6 +190,9 @@ func (e *Engine) Run(ctx context.Context, updates int, onUpdate func(UpdateRepor
 	stop()
 	wg.Wait()
 	stats := e.segmentStats(seg)
+	if failErr != nil {
+		return stats, fmt.Errorf("run engine: %w", failErr)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return stats, fmt.Errorf("run engine: %w", ctx.Err())
@@ -329,4 +347,12 @@ func (e *Engine) segmentStats(seg *segment) SegmentStats {
 	}
 	st.CeilingFraction = ratio(st.StepsPerS, ceiling)
 	return st
+}
+
+// recoverInto reports a recovered panic of the named component to fail.
+// It must be called directly by a deferred statement.
+func recoverInto(fail func(error), what string) {
+	if p := recover(); p != nil {
+		fail(fmt.Errorf("%s panicked: %v", what, p))
+	}
 }

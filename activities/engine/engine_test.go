@@ -6,8 +6,11 @@ import (
 	"errors"
 	"math"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/accerl/accerl/testenv"
 )
 
 // smallConfig is a fast CartPole configuration: 4 environments, 64-step
@@ -271,5 +274,52 @@ func TestSnapshotRejectsMismatch(t *testing.T) {
 	bad.Params[3] = math.NaN()
 	if _, err := New(cfg, &bad); err == nil {
 		t.Fatal("snapshot with a NaN parameter accepted")
+	}
+}
+
+// panickyEnv is CartPole that panics on its fifth step, like a simulator
+// rejecting an action.
+type panickyEnv struct {
+	Env
+	steps int
+}
+
+func (p *panickyEnv) Step(a []float64) ([]float64, float64, bool, bool) {
+	if p.steps++; p.steps == 5 {
+		panic("simulator exploded")
+	}
+	return p.Env.Step(a)
+}
+
+func TestEnvPanicBecomesRunError(t *testing.T) {
+	for _, mode := range []string{ModeAsync, ModeSync} {
+		cfg := smallConfig(mode)
+		before := runtime.NumGoroutine()
+		e, err := newEngine(cfg, nil, func(i int) (Env, error) {
+			env, err := testenv.Make(cfg.Env, testenv.Options{})
+			if i == 2 {
+				return &panickyEnv{Env: env}, err
+			}
+			return env, err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = e.Run(context.Background(), 3, nil)
+		if err == nil || !strings.Contains(err.Error(), "env 2 panicked: simulator exploded") {
+			t.Fatalf("%s: Run returned %v, want the env 2 panic", mode, err)
+		}
+		waitGoroutines(t, before)
+	}
+}
+
+func TestTrainerRejectsNonFiniteReward(t *testing.T) {
+	cfg := smallConfig(ModeSync)
+	cfg.PPO.Minibatches = 1
+	tr := constCriticTrainer(t, cfg, 0)
+	c := twoStepChunk(0, 0, true)
+	c.Rewards[1] = math.Inf(1)
+	if _, _, err := tr.update([]*Chunk{c}); err == nil || tr.version != 0 {
+		t.Fatalf("update on an infinite reward: err %v, version %d; want an error and version 0", err, tr.version)
 	}
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -76,6 +77,7 @@ type rollout struct {
 	obsDim     int
 	chunkSteps int
 	envSteps   *atomic.Int64
+	fail       func(error) // reports a panic and stops the run; set by Run
 
 	mu       sync.Mutex
 	finished []Episode // episodes not yet reported
@@ -131,6 +133,7 @@ func (r *rollout) runWorker(ctx context.Context, slots []*envSlot, steps int, sa
 // chunk) for the next Run or a Snapshot.
 func (r *rollout) runEnv(ctx context.Context, s *envSlot, steps int, sampleWithEnvRNG bool) {
 	defer r.svc.AddRequesters(-1) // registered by runWorkers
+	defer recoverInto(r.fail, fmt.Sprintf("env %d", s.index))
 	req := NewRequest(r.obsDim)
 	if sampleWithEnvRNG {
 		req.RNG = s.rng
