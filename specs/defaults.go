@@ -67,6 +67,13 @@ const (
 	AdvantageNormNone = "none"
 )
 
+// Learning-rate schedules accepted by algorithm.lr_schedule.
+const (
+	LRScheduleLinear   = "linear"
+	LRScheduleCosine   = "cosine"
+	LRScheduleConstant = "constant"
+)
+
 // Pipeline modes accepted by pipeline.mode.
 const (
 	// ModeAsync decouples rollout and training through the replay buffer.
@@ -91,6 +98,10 @@ func algorithms() []string {
 
 func advantageNorms() []string {
 	return []string{AdvantageNormGlobal, AdvantageNormBatch, AdvantageNormNone}
+}
+
+func lrSchedules() []string {
+	return []string{LRScheduleLinear, LRScheduleCosine, LRScheduleConstant}
 }
 
 func pipelineModes() []string { return []string{ModeAsync, ModeSync} }
@@ -141,6 +152,7 @@ func DefaultConfig() Config {
 			Hidden:     []int{64, 64},
 			Activation: ActivationTanh,
 			Bins:       256,
+			InitLogStd: 0,
 		},
 		Algorithm: Algorithm{
 			Name:            AlgorithmPPO,
@@ -159,6 +171,13 @@ func DefaultConfig() Config {
 			RecomputeValues: false,
 			AdvantageNorm:   AdvantageNormBatch,
 			GIPOSigma:       0.5,
+			KLCoef:          0,
+			LRSchedule:      LRScheduleLinear,
+			WarmupUpdates:   0,
+			SAPOTauPos:      1.0,
+			SAPOTauNeg:      1.05,
+			VTraceRhoBar:    1.0,
+			VTraceCBar:      1.0,
 		},
 		Pipeline: Pipeline{
 			Mode:           ModeAsync,
@@ -177,5 +196,6 @@ func DefaultConfig() Config {
 			Every: 25,
 			Keep:  3,
 		},
+		Debug: Debug{NaNAtUpdate: 0},
 	}
 }

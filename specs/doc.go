@@ -61,6 +61,7 @@
 //	    hidden     = [64, 64]      # hidden layer widths; at least one, each >= 1
 //	    activation = "tanh"        # tanh | relu
 //	    bins       = 256           # tokens head: bins per action dimension, >= 2
+//	    init_log_std = 0.0         # gaussian head: initial log std, [-20, 5]
 //	  }
 //
 //	  algorithm "ppo" {            # name: ppo | gipo | sapo | vtrace
@@ -78,7 +79,14 @@
 //	    norm_adv         = true    # false disables normalisation whatever advantage_norm says
 //	    recompute_values = false   # recompute V(o_t) with current parameters before GAE
 //	    advantage_norm   = "batch" # global (whole batch, all ranks) | batch (per minibatch) | none
-//	    gipo_sigma       = 0.5     # > 0
+//	    gipo_sigma       = 0.5     # GIPO's Gaussian width σ, > 0
+//	    kl_coef          = 0.0     # extra KL(π_old‖π) penalty, >= 0
+//	    lr_schedule      = "linear" # linear | cosine | constant (with anneal_lr = true)
+//	    warmup_updates   = 0       # linear LR warmup, >= 0
+//	    sapo_tau_pos     = 1.0     # SAPO gate temperature for A > 0, > 0
+//	    sapo_tau_neg     = 1.05    # SAPO gate temperature for A < 0, > 0
+//	    vtrace_rho_bar   = 1.0     # V-trace ρ̄ truncation, > 0
+//	    vtrace_c_bar     = 1.0     # V-trace c̄ truncation, > 0
 //	  }
 //
 //	  pipeline {
@@ -100,6 +108,10 @@
 //	    keep  = 3                  # newest checkpoints kept, >= 1
 //	  }
 //
+//	  debug {                      # test-only hooks; never needed in a real experiment
+//	    nan_at_update = 0          # > 0: inject a NaN at this update (tests failure handling)
+//	  }
+//
 //	  ablation "sync" {            # an arm; overrides only what it writes
 //	    pipeline { mode = "sync" }
 //	  }
@@ -111,8 +123,7 @@
 //
 // The language accepts every action head and algorithm listed, so specs can
 // be written ahead of the engine; which of them a given engine version can
-// run (today: categorical actions with ppo) is the engine's check, not this
-// package's.
+// run is the engine's check, not this package's.
 //
 // Durations are Go duration strings ("5ms", "30s", "1h30m"); the number 0 is
 // accepted for a zero duration. Whole-number attributes reject fractions.

@@ -20,6 +20,13 @@ const (
 	attrRecomputeValues = "recompute_values"
 	attrAdvantageNorm   = "advantage_norm"
 	attrGIPOSigma       = "gipo_sigma"
+	attrKLCoef          = "kl_coef"
+	attrLRSchedule      = "lr_schedule"
+	attrWarmupUpdates   = "warmup_updates"
+	attrSAPOTauPos      = "sapo_tau_pos"
+	attrSAPOTauNeg      = "sapo_tau_neg"
+	attrVTraceRhoBar    = "vtrace_rho_bar"
+	attrVTraceCBar      = "vtrace_c_bar"
 )
 
 // pathAlgorithmName is the sources path recorded for the algorithm label.
@@ -64,6 +71,23 @@ type Algorithm struct {
 	AdvantageNorm string `json:"advantage_norm"`
 	// GIPOSigma is GIPO's σ in w = exp(-½ (log ρ / σ)²). > 0.
 	GIPOSigma float64 `json:"gipo_sigma"`
+	// KLCoef weighs an extra KL(π_old‖π) penalty c_kl; 0 turns it off. >= 0.
+	KLCoef float64 `json:"kl_coef"`
+	// LRSchedule is how the learning rate decays after warmup when AnnealLR
+	// is on: LRScheduleLinear (to 0, CleanRL's anneal), LRScheduleCosine or
+	// LRScheduleConstant. With AnnealLR off the rate is constant.
+	LRSchedule string `json:"lr_schedule"`
+	// WarmupUpdates ramps the learning rate linearly up from LearningRate/
+	// WarmupUpdates over this many updates before the schedule. >= 0.
+	WarmupUpdates int `json:"warmup_updates"`
+	// SAPOTauPos and SAPOTauNeg are SAPO's gate temperatures for positive and
+	// negative advantages (Gao et al. 2025). > 0.
+	SAPOTauPos float64 `json:"sapo_tau_pos"`
+	SAPOTauNeg float64 `json:"sapo_tau_neg"`
+	// VTraceRhoBar and VTraceCBar truncate V-trace's importance weights
+	// (ρ̄ and c̄ of Espeholt et al. 2018). > 0.
+	VTraceRhoBar float64 `json:"vtrace_rho_bar"`
+	VTraceCBar   float64 `json:"vtrace_c_bar"`
 }
 
 var algorithmSchema = &hcl.BodySchema{
@@ -83,6 +107,13 @@ var algorithmSchema = &hcl.BodySchema{
 		{Name: attrRecomputeValues},
 		{Name: attrAdvantageNorm},
 		{Name: attrGIPOSigma},
+		{Name: attrKLCoef},
+		{Name: attrLRSchedule},
+		{Name: attrWarmupUpdates},
+		{Name: attrSAPOTauPos},
+		{Name: attrSAPOTauNeg},
+		{Name: attrVTraceRhoBar},
+		{Name: attrVTraceCBar},
 	},
 }
 
@@ -113,4 +144,11 @@ func (d *decoder) decodeAlgorithm(block *hcl.Block, a *Algorithm) {
 	d.setBool(c, p, attrRecomputeValues, &a.RecomputeValues)
 	d.setEnum(c, p, attrAdvantageNorm, &a.AdvantageNorm, advantageNorms())
 	d.setFloat(c, p, attrGIPOSigma, &a.GIPOSigma, greaterThan(0))
+	d.setFloat(c, p, attrKLCoef, &a.KLCoef, atLeast(0))
+	d.setEnum(c, p, attrLRSchedule, &a.LRSchedule, lrSchedules())
+	d.setInt(c, p, attrWarmupUpdates, &a.WarmupUpdates, atLeast(0))
+	d.setFloat(c, p, attrSAPOTauPos, &a.SAPOTauPos, greaterThan(0))
+	d.setFloat(c, p, attrSAPOTauNeg, &a.SAPOTauNeg, greaterThan(0))
+	d.setFloat(c, p, attrVTraceRhoBar, &a.VTraceRhoBar, greaterThan(0))
+	d.setFloat(c, p, attrVTraceCBar, &a.VTraceCBar, greaterThan(0))
 }

@@ -52,6 +52,7 @@ type Config struct {
 	Algorithm  Algorithm  `json:"algorithm"`
 	Pipeline   Pipeline   `json:"pipeline"`
 	Checkpoint Checkpoint `json:"checkpoint"`
+	Debug      Debug      `json:"debug"`
 }
 
 // Clone returns a deep copy of c; the copy shares no slices with c.
@@ -86,6 +87,7 @@ var configBlocks = []hcl.BlockHeaderSchema{
 	{Type: blockAlgorithm, LabelNames: []string{"name"}},
 	{Type: blockPipeline},
 	{Type: blockCheckpoint},
+	{Type: blockDebug},
 }
 
 var experimentSchema = &hcl.BodySchema{
@@ -118,6 +120,9 @@ func (d *decoder) applyConfig(blocks hcl.Blocks, cfg *Config) {
 	}
 	if b := d.single(blocks, blockCheckpoint); b != nil {
 		d.decodeCheckpoint(b, &cfg.Checkpoint)
+	}
+	if b := d.single(blocks, blockDebug); b != nil {
+		d.decodeDebug(b, &cfg.Debug)
 	}
 }
 

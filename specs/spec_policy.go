@@ -9,6 +9,7 @@ const (
 	attrHidden     = "hidden"
 	attrActivation = "activation"
 	attrBins       = "bins"
+	attrInitLogStd = "init_log_std"
 )
 
 // Policy describes the actor-critic network.
@@ -24,6 +25,9 @@ type Policy struct {
 	// Bins is the number of tokens per action dimension for the tokens
 	// head. >= 2.
 	Bins int `json:"bins"`
+	// InitLogStd is the gaussian head's initial log standard deviation
+	// (state-independent, learned).
+	InitLogStd float64 `json:"init_log_std"`
 }
 
 var policySchema = &hcl.BodySchema{
@@ -32,6 +36,7 @@ var policySchema = &hcl.BodySchema{
 		{Name: attrHidden},
 		{Name: attrActivation},
 		{Name: attrBins},
+		{Name: attrInitLogStd},
 	},
 }
 
@@ -42,4 +47,5 @@ func (d *decoder) decodePolicy(block *hcl.Block, p *Policy) {
 	d.setInts(c.Attributes, blockPolicy, attrHidden, &p.Hidden, atLeast(1))
 	d.setEnum(c.Attributes, blockPolicy, attrActivation, &p.Activation, activations())
 	d.setInt(c.Attributes, blockPolicy, attrBins, &p.Bins, atLeast(2))
+	d.setFloat(c.Attributes, blockPolicy, attrInitLogStd, &p.InitLogStd, between(-20, 5))
 }

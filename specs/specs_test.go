@@ -47,12 +47,14 @@ func fullBase() specs.Config {
 				Sigma: 0.5, SlowFraction: 0.5, SlowFactor: 2.0,
 			},
 		},
-		Policy: specs.Policy{Action: "tokens", Hidden: []int{32, 16, 8}, Activation: "relu", Bins: 128},
+		Policy: specs.Policy{Action: "tokens", Hidden: []int{32, 16, 8}, Activation: "relu", Bins: 128, InitLogStd: -0.5},
 		Algorithm: specs.Algorithm{
 			Name: "gipo", LearningRate: 3e-4, AnnealLR: false, Gamma: 0.98, GAELambda: 0.9,
 			Clip: 0.1, ValueCoef: 1.0, EntropyCoef: 0.02, MaxGradNorm: 1.0,
 			Epochs: 10, Minibatches: 3, BatchSteps: 1000, NormAdv: false,
 			RecomputeValues: true, AdvantageNorm: "global", GIPOSigma: 0.25,
+			KLCoef: 0.1, LRSchedule: "cosine", WarmupUpdates: 5, SAPOTauPos: 0.8, SAPOTauNeg: 1.2,
+			VTraceRhoBar: 0.9, VTraceCBar: 0.95,
 		},
 		Pipeline: specs.Pipeline{
 			Mode: "sync", Workers: 6, EnvsPerWorker: 3, ChunkSteps: 50, ReplayCapacity: 5000,
@@ -127,6 +129,8 @@ func TestParseMinimalSpec(t *testing.T) {
 			Clip: 0.2, ValueCoef: 0.5, EntropyCoef: 0.01, MaxGradNorm: 0.5,
 			Epochs: 4, Minibatches: 4, BatchSteps: 512, NormAdv: true,
 			RecomputeValues: false, AdvantageNorm: "batch", GIPOSigma: 0.5,
+			KLCoef: 0, LRSchedule: "linear", WarmupUpdates: 0, SAPOTauPos: 1, SAPOTauNeg: 1.05,
+			VTraceRhoBar: 1, VTraceCBar: 1,
 		},
 		Pipeline: specs.Pipeline{
 			Mode: "async", Workers: 4, EnvsPerWorker: 2, ChunkSteps: 64, ReplayCapacity: 8192,

@@ -35,6 +35,7 @@ experiment "full" {
     hidden     = [32, 16, 8]
     activation = "relu"
     bins       = 128
+    init_log_std = -0.5
   }
 
   algorithm "gipo" {
@@ -53,6 +54,13 @@ experiment "full" {
     recompute_values = true
     advantage_norm   = "global"
     gipo_sigma       = 0.25
+    kl_coef          = 0.1
+    lr_schedule      = "cosine"
+    warmup_updates   = 5
+    sapo_tau_pos     = 0.8
+    sapo_tau_neg     = 1.2
+    vtrace_rho_bar   = 0.9
+    vtrace_c_bar     = 0.95
   }
 
   pipeline {
