@@ -193,8 +193,9 @@ func DefaultConfig() Config {
 			},
 		},
 		Checkpoint: Checkpoint{
-			Every: 25,
-			Keep:  3,
+			Every:            25,
+			Keep:             3,
+			HeartbeatTimeout: 30 * time.Second,
 		},
 		Debug: Debug{NaNAtUpdate: 0},
 	}

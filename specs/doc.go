@@ -106,6 +106,7 @@
 //	  checkpoint {
 //	    every = 25                 # trainer updates per training segment (checkpoint at its end), >= 1
 //	    keep  = 3                  # newest checkpoints kept, >= 1
+//	    heartbeat_timeout = "30s"  # a segment silent this long is retried elsewhere, > 0
 //	  }
 //
 //	  debug {                      # test-only hooks; never needed in a real experiment

@@ -1,12 +1,17 @@
 package specs
 
-import "github.com/hashicorp/hcl/v2"
+import (
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+)
 
 // Names in the checkpoint block.
 const (
 	blockCheckpoint = "checkpoint"
 	attrEvery       = "every"
 	attrKeep        = "keep"
+	attrHeartbeat   = "heartbeat_timeout"
 )
 
 // Checkpoint sets how a run is cut into training segments.
@@ -16,12 +21,18 @@ type Checkpoint struct {
 	Every int `json:"every"`
 	// Keep is how many of the newest checkpoints are kept on disk. >= 1.
 	Keep int `json:"keep"`
+	// HeartbeatTimeout is how long a training segment may go without a heartbeat
+	// before Temporal declares its worker dead and retries the segment elsewhere
+	// (from the previous checkpoint). Segments heartbeat after every update, so
+	// it must exceed the slowest update. > 0.
+	HeartbeatTimeout time.Duration `json:"heartbeat_timeout"`
 }
 
 var checkpointSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: attrEvery},
 		{Name: attrKeep},
+		{Name: attrHeartbeat},
 	},
 }
 
@@ -30,4 +41,5 @@ func (d *decoder) decodeCheckpoint(block *hcl.Block, c *Checkpoint) {
 	content := d.content(block.Body, checkpointSchema)
 	d.setInt(content.Attributes, blockCheckpoint, attrEvery, &c.Every, atLeast(1))
 	d.setInt(content.Attributes, blockCheckpoint, attrKeep, &c.Keep, atLeast(1))
+	d.setDuration(content.Attributes, blockCheckpoint, attrHeartbeat, &c.HeartbeatTimeout, true)
 }

@@ -61,7 +61,7 @@ func fullBase() specs.Config {
 			MaxStaleness: 4, Lag: 2,
 			Inference: specs.Inference{MaxBatch: 32, MaxWait: 2 * time.Millisecond},
 		},
-		Checkpoint: specs.Checkpoint{Every: 10, Keep: 5},
+		Checkpoint: specs.Checkpoint{Every: 10, Keep: 5, HeartbeatTimeout: 45 * time.Second},
 	}
 }
 
@@ -137,7 +137,7 @@ func TestParseMinimalSpec(t *testing.T) {
 			MaxStaleness: 0, Lag: 0,
 			Inference: specs.Inference{MaxBatch: 256, MaxWait: 5 * time.Millisecond},
 		},
-		Checkpoint: specs.Checkpoint{Every: 25, Keep: 3},
+		Checkpoint: specs.Checkpoint{Every: 25, Keep: 3, HeartbeatTimeout: 30 * time.Second},
 	}
 	if got := exp.Arms[0].Config; !reflect.DeepEqual(got, want) {
 		t.Errorf("minimal config:\n got %+v\nwant %+v", got, want)

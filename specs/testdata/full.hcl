@@ -80,6 +80,7 @@ experiment "full" {
   checkpoint {
     every = 10
     keep  = 5
+    heartbeat_timeout = "45s"
   }
 
   ablation "async" {
