@@ -63,7 +63,7 @@ func throughputFigure(in *figureInput) (*figure, string, error) {
 			}
 			hi = math.Max(hi, h)
 		}
-		dots, err := addSeedDots(p, x, seeds[i], seedGlyph)
+		dots, err := addSeedDots(p, x, seeds[i], len(seeds[i]))
 		if err != nil {
 			return nil, "", fmt.Errorf("plot throughput: %w", err)
 		}
@@ -160,7 +160,7 @@ func stepsToTargetFigure(in *figureInput) (*figure, string, error) {
 			}
 			hi = math.Max(hi, r.censored())
 		}
-		dots, err := addSeedDots(p, x, append(reached, censored...), seedGlyph, len(reached))
+		dots, err := addSeedDots(p, x, append(reached, censored...), len(reached))
 		if err != nil {
 			return nil, "", fmt.Errorf("plot steps to target: %w", err)
 		}
@@ -237,16 +237,12 @@ func addWhisker(p *plot.Plot, x, y, lo, hi float64) error {
 
 var whiskerStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(1.4)}
 
-// addSeedDots spreads values around x (in seed order, so the layout is
-// stable) and draws the first reachedN as filled dots and the rest as
-// censored triangles; reachedN defaults to all of them.
-func addSeedDots(p *plot.Plot, x float64, values []float64, g draw.GlyphStyle, reachedN ...int) ([]plotter.XY, error) {
+// addSeedDots spreads values beside the bar at x (in seed order, so the
+// layout is stable) and draws the first reached as dots and the rest as
+// censored triangles.
+func addSeedDots(p *plot.Plot, x float64, values []float64, reached int) ([]plotter.XY, error) {
 	if len(values) == 0 {
 		return nil, nil
-	}
-	n := len(values)
-	if len(reachedN) > 0 {
-		n = reachedN[0]
 	}
 	// In the right half of the bar, clear of the whisker at its centre:
 	// from x+0.07 to at most x+0.22 (a bar is at least ±0.26 wide).
@@ -257,7 +253,7 @@ func addSeedDots(p *plot.Plot, x float64, values []float64, g draw.GlyphStyle, r
 	var dots, tris plotter.XYs
 	for j, v := range values {
 		pt := plotter.XY{X: x + 0.07 + float64(j)*step, Y: v}
-		if j < n {
+		if j < reached {
 			dots = append(dots, pt)
 		} else {
 			tris = append(tris, pt)
@@ -266,7 +262,7 @@ func addSeedDots(p *plot.Plot, x float64, values []float64, g draw.GlyphStyle, r
 	for _, set := range []struct {
 		xys plotter.XYs
 		g   draw.GlyphStyle
-	}{{dots, g}, {tris, censorGlyph}} {
+	}{{dots, seedGlyph}, {tris, censorGlyph}} {
 		if len(set.xys) == 0 {
 			continue
 		}

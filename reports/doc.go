@@ -1,6 +1,7 @@
 // Package reports owns the on-disk record of an experiment — run metrics,
-// manifests and summaries — and turns that record into a report: Markdown,
-// a self-contained HTML page, results.json for scripts, and figures.
+// manifests and summaries — and turns that record into a paper-style
+// report: Markdown, a self-contained HTML page, results.json for scripts,
+// a results table as CSV and LaTeX, and figures as PNG and SVG.
 //
 // The engine writes; reports only reads what is already on disk. Generate
 // never runs training, so a report can be produced at any time, including
@@ -19,51 +20,148 @@
 //	  report.md                        written by Generate
 //	  report.html                      written by Generate (images inlined as data URIs)
 //	  results.json                     written by Generate (per-run numbers and per-arm aggregates)
+//	  results.csv, results.tex         written by Generate (the per-arm table)
 //	  figures/*.png, figures/*.svg     written by Generate
+//
+// Each run's manifest sits beside its metrics, and every number in the
+// report links to where it comes from: per-run cells to
+// <arm>/seed-<n>/manifest.json, per-arm aggregates to the arm's run list.
 //
 // # Metrics files
 //
 // Each table is an Arrow IPC file (the "Feather v2" random-access format,
 // readable by pyarrow.feather / pyarrow.ipc.open_file, polars.read_ipc and
-// the apache-arrow JavaScript package). Column names are snake_case; the
-// full list is on MetricsRow and EpisodeRow. Integers are int32/int64,
+// the apache-arrow JavaScript package). Integers are int32/int64,
 // everything else is float64. "Not applicable" is stored as a NaN value
 // (for example success in an environment without a success signal, gpu_mem
 // on a machine without a GPU), never as an Arrow null, so a float column
 // round-trips bit for bit. The schema carries the metadata key
-// "accerl.table" ("metrics" or "episodes") and "accerl.schema_version".
+// "accerl.table" ("metrics" or "episodes") and "accerl.schema_version"
+// (SchemaVersion). Readers look columns up by name: a column added later
+// reads as NaN (floats) or 0 (integers) from older files.
+//
+// metrics/seg-NNNNNN.arrow, one row per trainer update or logging interval
+// (MetricsRow):
+//
+//	column          type     unit / meaning
+//	segment         int32    training segment, from 1 (key)
+//	step            int64    update index within the run (key with segment)
+//	env_steps       int64    environment steps of the run so far
+//	updates         int64    trainer updates of the run so far
+//	wall_s          float64  seconds since the run started
+//	episode_return  float64  mean return of the episodes finished in the interval; NaN if none
+//	episodes        int64    episodes finished in the interval
+//	success         float64  success rate of those episodes, 0..1; NaN if not applicable
+//	policy_version  int64    version of the weights after the update
+//	staleness       float64  mean policy lag of the training batch, in policy versions (0 in sync mode)
+//	steps_per_s     float64  environment steps per second over the interval
+//	inference_batch float64  mean requests per inference batch
+//	queue_wait_ms   float64  99th-percentile wait of an inference request, milliseconds
+//	trainer_busy    float64  fraction of the interval the trainer computed, 0..1
+//	cpu_util        float64  busy fraction of all cores, 0..1 (activities/telemetry)
+//	gpu_util        float64  GPU utilisation, 0..1; NaN without a GPU
+//	gpu_mem         float64  GPU memory in use, bytes; NaN without a GPU
+//	horizon         float64  imagination horizon H of the world model, steps; NaN without one
+//	wm_val_loss     float64  world-model validation loss on real data; NaN without one
+//	policy_loss     float64  policy loss of the update
+//	value_loss      float64  value loss
+//	entropy         float64  policy entropy, nats per action token
+//	approx_kl       float64  approximate KL(π_old ‖ π)
+//	clip_frac       float64  fraction of clipped (or down-weighted) tokens
+//	grad_norm       float64  global gradient norm before clipping
+//
+// episodes/seg-NNNNNN.arrow, one row per finished episode (EpisodeRow):
+//
+//	segment         int32    training segment (key)
+//	env_steps       int64    environment steps of the run when the episode finished (key with segment)
+//	return          float64  undiscounted episode return
+//	length          int64    steps in the episode
+//	policy_version  int64    newest policy version that acted in the episode
+//	success         float64  1 or 0; NaN if not applicable
 //
 // Rows are keyed by (segment, step) for metrics and (segment, env_steps)
-// for episodes. Segments are numbered from 1. Every segment lives in its own
-// file, and WriteSegment writes a file under a hidden temporary name in the
-// same directory, fsyncs it, renames it into place and fsyncs the
-// directory. A retried segment therefore replaces its files as a whole:
-// rows are never duplicated, and a reader that runs concurrently sees either
-// the old or the new file, never a torn one. The episodes file is written
-// before the metrics file, and ReadRun only reads segments whose metrics file
-// exists, so the metrics file is the commit marker of a segment; a report
-// read mid-run sees a consistent prefix. Readers skip anything that is not
-// named exactly seg-NNNNNN.arrow (temporary files included).
+// for episodes. Every segment lives in its own file, and WriteSegment
+// writes a file under a hidden temporary name in the same directory,
+// fsyncs it, renames it into place and fsyncs the directory. A retried
+// segment therefore replaces its files as a whole: rows are never
+// duplicated, and a reader that runs concurrently sees either the old or
+// the new file, never a torn one. The episodes file is written before the
+// metrics file, and ReadRun only reads segments whose metrics file exists,
+// so the metrics file is the commit marker of a segment; a report read
+// mid-run sees a consistent prefix. Readers skip anything that is not named
+// exactly seg-NNNNNN.arrow (temporary files included).
 //
 // JSON files (manifests, summaries, results.json) are written the same
 // atomic way by WriteJSON. Float fields that may be NaN (a run with no
 // finished episode has no final return) are written as null and read back
 // as NaN.
 //
-// # Report
+// # Statistics
 //
 // Generate aggregates the seeds of every arm. A run's counters and
 // throughput come from its summary.json; a run without one (still in its
 // first segments) falls back to its last metrics row, and a run without a
 // directory is listed as missing. Any run that is not completed makes the
-// report partial, which report.md, report.html and results.json all say. The final return of a run is
-// the mean return of its last 100 episodes. Per arm it reports the mean ± the
-// sample standard deviation across seeds, the interquartile mean (IQM,
-// Agarwal et al. 2021, "Deep RL at the edge of the statistical precipice")
-// with a 95% percentile-bootstrap confidence interval, throughput in env
-// steps per second and the speedup against the baseline arm (the ratio of
-// mean steps per second). Learning curves smooth each seed's episode returns
-// with a trailing moving average, resample them onto a common grid by
-// linear interpolation (see Resample) and draw the across-seed aggregate
-// with a filled band. Every arm keeps one colour in every figure.
+// report partial, which report.md, report.html and results.json all say.
+// Aggregates include every run with data, finished or not.
+//
+//   - Final return: the mean return of a run's last FinalEpisodes episodes.
+//   - IQM: the interquartile mean across seeds (Agarwal et al. 2021, "Deep
+//     RL at the edge of the statistical precipice"; IQM), with a 95%
+//     stratified-bootstrap percentile interval (IQMInterval).
+//   - Throughput: mean env steps per second across seeds with a 95%
+//     bootstrap interval of the mean; speedup = the arm's mean over the
+//     baseline arm's, its interval resampling both arms' seeds.
+//   - Probability of improvement: P(a seed of the arm ends with a higher
+//     final return than a seed of the baseline), ties counting ½, as in
+//     rliable (ProbabilityOfImprovement), with a bootstrap interval.
+//   - Optimality gap, when a target return exists: the mean over seeds of
+//     max(0, 1 − s'), where s' = (s − random)/(target − random) normalises a
+//     final return s so that the random score is 0 and the target 1 —
+//     rliable's normalised scores with γ = 1 (OptimalityGap). The random
+//     score defaults to 0.
+//   - Steps to target, when a target return exists: for each seed, the
+//     first env step at which its smoothed return curve (the learning
+//     curve's trailing mean, once its window is full) reaches the target.
+//     Across seeds, the median with a bootstrap interval; a seed that never
+//     reached it is censored at its last env step and counts as +∞, so the
+//     median is "not reached" when more than half the seeds did not
+//     (reported as ">" a lower bound: the median with censored seeds at
+//     their budgets). Its ratio to the baseline's median (below 1: fewer
+//     env steps) is the sample-efficiency number. The median, not the IQM,
+//     because a censored seed has a rank but no value.
+//
+// The target return comes from Options.Target, else from "target" in
+// experiment.json; without one the steps-to-target figure, the optimality
+// gap and their columns are left out. Bootstrap intervals use
+// Options.BootstrapReps replicates drawn from a PCG stream keyed by
+// Options.Seed, the arm's name and the statistic, so a report of the same
+// data is byte-for-byte the same.
+//
+// Learning curves smooth each seed's episode returns with a trailing
+// moving average, resample seeds of different lengths onto a common grid of
+// env steps by linear interpolation (Resample, CommonGrid: the range every
+// seed of the arm covers, never extrapolated) and draw the across-seed IQM
+// with its bootstrap band.
+//
+// # Figures
+//
+// Every arm keeps one colour (Okabe–Ito palette, by its position in the
+// spec) in every figure. Figures are 7 inches wide, PNG at 150 dpi and SVG:
+//
+//	learning_curve          return vs env steps, IQM and 95% band per arm
+//	learning_curve_wall     return vs wall-clock time
+//	throughput              env steps/s per arm with CI, seeds as dots, speedup vs baseline
+//	steps_to_target         sample efficiency: env steps to the target return, censored seeds marked
+//	pipeline_distributions  box plots of staleness, inference batch size and queue wait per arm
+//	utilization             cpu_util (and gpu_util, gpu_mem where sampled) vs wall-clock time
+//	world_model             horizon and wm_val_loss vs env steps
+//
+// A figure whose data is absent (no target, or a column that is NaN in
+// every row) is skipped, its old files are removed, and report.md says
+// why. Golden images of the demo experiment (demo_test.go) in
+// testdata/golden guard the main figures; after an intended change, look
+// at the new renderings and run
+//
+//	go test ./reports -run Golden -regen
 package reports

@@ -118,4 +118,3 @@ func TestGenerateSkipsAbsentColumns(t *testing.T) {
 		t.Errorf("CPU-only utilisation figure: %+v, %v; want 675 pixels high", cfg, err)
 	}
 }
-

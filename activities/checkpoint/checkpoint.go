@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -75,6 +76,7 @@ func Save(dir string, m Manifest, files map[string][]byte) error {
 	if err := syncDir(tmp); err != nil {
 		return fmt.Errorf("save checkpoint %q: %w", dir, err)
 	}
+	crashForTest(dir)
 	// A retried segment rewrites its own checkpoint: move the old one aside first so the
 	// rename below is a plain rename, and delete it afterwards.
 	var old string
@@ -173,6 +175,20 @@ func Prune(root string, keep int) error {
 		}
 	}
 	return nil
+}
+
+// KillDuringSaveEnv names an environment variable for crash tests only: when it holds the
+// base name of a checkpoint directory (say "seg-000003"), the process kills itself with
+// SIGKILL in the middle of saving that checkpoint — after its files are written, before the
+// rename that makes it visible. accerl's crash test uses it to prove that a half-written
+// checkpoint is never loaded.
+const KillDuringSaveEnv = "ACCERL_TEST_KILL_DURING_CHECKPOINT_SAVE"
+
+func crashForTest(dir string) {
+	if name := os.Getenv(KillDuringSaveEnv); name != "" && name == filepath.Base(dir) {
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {} // the signal is on its way
+	}
 }
 
 func writeSynced(path string, data []byte) error {

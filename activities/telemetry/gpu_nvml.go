@@ -58,8 +58,8 @@ func (g *nvmlGPUs) sample() (util, mem float64) {
 			utilSum += float64(u.Gpu) / 100 // NVML reports percent
 			nUtil++
 		}
-		if m, ret := d.GetMemoryInfo(); ret == nvml.SUCCESS {
-			memSum += float64(m.Used)
+		if used, ok := usedMemory(d); ok {
+			memSum += used
 			nMem++
 		}
 	}
@@ -71,6 +71,20 @@ func (g *nvmlGPUs) sample() (util, mem float64) {
 		mem = memSum
 	}
 	return util, mem
+}
+
+// usedMemory is the memory in use on d in bytes, as nvidia-smi shows it.
+// The v2 query leaves out the memory the driver reserves for itself
+// (about 600 MiB on an idle H200); drivers without it (before r510)
+// answer only the v1 query, which counts that reservation as used.
+func usedMemory(d nvml.Device) (float64, bool) {
+	if m, ret := d.GetMemoryInfo_v2(); ret == nvml.SUCCESS {
+		return float64(m.Used), true
+	}
+	if m, ret := d.GetMemoryInfo(); ret == nvml.SUCCESS {
+		return float64(m.Used), true
+	}
+	return 0, false
 }
 
 func (g *nvmlGPUs) close() { g.lib.Shutdown() }

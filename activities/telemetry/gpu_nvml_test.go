@@ -30,6 +30,9 @@ func newFakeNVML(initRet nvml.Return, devices ...*mock.Device) *fakeNVML {
 	return f
 }
 
+// fakeDevice answers with the given utilisation and used memory; a lost
+// device answers nothing. Its v1 memory query adds a 600 MiB driver
+// reservation that the v2 query leaves out.
 func fakeDevice(name string, utilPercent uint32, usedBytes uint64, ok bool) *mock.Device {
 	ret := nvml.SUCCESS
 	if !ok {
@@ -38,8 +41,19 @@ func fakeDevice(name string, utilPercent uint32, usedBytes uint64, ok bool) *moc
 	return &mock.Device{
 		GetNameFunc:             func() (string, nvml.Return) { return name, nvml.SUCCESS },
 		GetUtilizationRatesFunc: func() (nvml.Utilization, nvml.Return) { return nvml.Utilization{Gpu: utilPercent}, ret },
-		GetMemoryInfoFunc:       func() (nvml.Memory, nvml.Return) { return nvml.Memory{Used: usedBytes}, ret },
+		GetMemoryInfoFunc:       func() (nvml.Memory, nvml.Return) { return nvml.Memory{Used: usedBytes + 600<<20}, ret },
+		GetMemoryInfo_v2Func: func() (nvml.Memory_v2, nvml.Return) {
+			return nvml.Memory_v2{Used: usedBytes, Reserved: 600 << 20}, ret
+		},
 	}
+}
+
+// oldDriverDevice has no v2 memory query: the v1 answer, reservation
+// included, is all there is.
+func oldDriverDevice(usedBytes uint64) *mock.Device {
+	d := fakeDevice("Tesla V100", 50, usedBytes, true)
+	d.GetMemoryInfo_v2Func = func() (nvml.Memory_v2, nvml.Return) { return nvml.Memory_v2{}, nvml.ERROR_FUNCTION_NOT_FOUND }
+	return d
 }
 
 func TestNVMLSampleAcrossDevices(t *testing.T) {
@@ -61,6 +75,10 @@ func TestNVMLSampleAcrossDevices(t *testing.T) {
 	}
 	if name := summarizeModels(g.names()); name != "3 x NVIDIA H200" {
 		t.Errorf("names = %q", name)
+	}
+	// Without the v2 query the v1 value counts: 1 GiB + 600 MiB reserved.
+	if _, mem := openNVML(newFakeNVML(nvml.SUCCESS, oldDriverDevice(1<<30))).sample(); mem != 1<<30+600<<20 {
+		t.Errorf("old driver: used memory %v, want 1 GiB + 600 MiB", mem)
 	}
 	s.Close()
 	if lib.inits != 1 || lib.shutdowns != 1 {
