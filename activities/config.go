@@ -7,9 +7,22 @@ import (
 	"github.com/accerl/accerl/testenv"
 )
 
+// advEps is ε in (A − μ)/sqrt(σ² + ε) for batch-wide advantage normalisation.
+const advEps = 1e-8
+
 // EngineConfig translates an arm's resolved spec into the engine's configuration.
-// totalUpdates is the run's planned number of updates, over which the learning rate anneals.
+// totalUpdates is the run's planned number of updates, over which a decaying learning-rate
+// schedule reaches 0.
+//
+// Zero values of fields that specs added later (the policy head, the schedule kind, the
+// GIPO, SAPO and v-trace coefficients) take the kernels' defaults, so that a spec decoded
+// from an older workflow history still maps to a working configuration.
 func EngineConfig(c specs.Config, seed uint64, totalUpdates int) engine.Config {
+	a := c.Algorithm
+	head := c.Policy.Action
+	if head == "" {
+		head = kernels.HeadCategorical
+	}
 	return engine.Config{
 		Env:             c.Env.Kind,
 		MaxEpisodeSteps: c.Env.MaxEpisodeSteps,
@@ -20,38 +33,93 @@ func EngineConfig(c specs.Config, seed uint64, totalUpdates int) engine.Config {
 			SlowFraction: c.Env.Latency.SlowFraction,
 			SlowFactor:   c.Env.Latency.SlowFactor,
 		},
-		Mode:           c.Pipeline.Mode,
-		Workers:        c.Pipeline.Workers,
-		EnvsPerWorker:  c.Pipeline.EnvsPerWorker,
-		ChunkSteps:     c.Pipeline.ChunkSteps,
-		ReplayCapacity: c.Pipeline.ReplayCapacity,
-		MaxStaleness:   c.Pipeline.MaxStaleness,
-		Lag:            c.Pipeline.Lag,
-		MaxBatch:       c.Pipeline.Inference.MaxBatch,
-		MaxWait:        c.Pipeline.Inference.MaxWait,
-		BatchSteps:     c.Algorithm.BatchSteps,
-		Gamma:          c.Algorithm.Gamma,
-		GAELambda:      c.Algorithm.GAELambda,
-		// advantage_norm picks where advantages are normalised: over the whole training
-		// batch ("global"), per minibatch as CleanRL does ("batch"), or not at all; the
-		// older norm_adv = false switches both off.
-		GlobalAdvNorm:   c.Algorithm.NormAdv && c.Algorithm.AdvantageNorm == specs.AdvantageNormGlobal,
-		RecomputeValues: c.Algorithm.RecomputeValues,
-		Hidden:          append([]int(nil), c.Policy.Hidden...),
-		Activation:      c.Policy.Activation,
-		PPO: kernels.PPOConfig{
-			LR:            c.Algorithm.LearningRate,
-			ClipCoef:      c.Algorithm.Clip,
-			ValueCoef:     c.Algorithm.ValueCoef,
-			EntropyCoef:   c.Algorithm.EntropyCoef,
-			MaxGradNorm:   c.Algorithm.MaxGradNorm,
-			Epochs:        c.Algorithm.Epochs,
-			Minibatches:   c.Algorithm.Minibatches,
-			NormAdv:       c.Algorithm.NormAdv && c.Algorithm.AdvantageNorm == specs.AdvantageNormBatch,
-			ClipValueLoss: true,
+		Mode:            c.Pipeline.Mode,
+		Workers:         c.Pipeline.Workers,
+		EnvsPerWorker:   c.Pipeline.EnvsPerWorker,
+		ChunkSteps:      c.Pipeline.ChunkSteps,
+		ReplayCapacity:  c.Pipeline.ReplayCapacity,
+		MaxStaleness:    c.Pipeline.MaxStaleness,
+		Lag:             c.Pipeline.Lag,
+		MaxBatch:        c.Pipeline.Inference.MaxBatch,
+		MaxWait:         c.Pipeline.Inference.MaxWait,
+		BatchSteps:      a.BatchSteps,
+		MaxEnvSteps:     c.Budget.EnvSteps,
+		GAELambda:       a.GAELambda,
+		RecomputeValues: a.RecomputeValues,
+		Policy: engine.PolicySettings{
+			Head:       head,
+			Bins:       c.Policy.Bins,
+			Hidden:     append([]int(nil), c.Policy.Hidden...),
+			Activation: c.Policy.Activation,
+			InitLogStd: c.Policy.InitLogStd,
 		},
-		AnnealLR:     c.Algorithm.AnnealLR,
-		TotalUpdates: totalUpdates,
-		Seed:         seed,
+		Learner: kernels.LearnerConfig{
+			LossConfig: kernels.LossConfig{
+				Algo:          a.Name,
+				ClipCoef:      a.Clip,
+				ClipValueLoss: true, // CleanRL's value clipping; v-trace ignores it
+				GIPOSigma:     orDefault(a.GIPOSigma, kernels.DefaultGIPOSigma),
+				SAPOTauPos:    orDefault(a.SAPOTauPos, kernels.DefaultSAPOTauPos),
+				SAPOTauNeg:    orDefault(a.SAPOTauNeg, kernels.DefaultSAPOTauNeg),
+				ValueCoef:     a.ValueCoef,
+				EntropyCoef:   a.EntropyCoef,
+				KLCoef:        a.KLCoef,
+			},
+			Schedule:    lrSchedule(a, totalUpdates),
+			MaxGradNorm: a.MaxGradNorm,
+			Epochs:      a.Epochs,
+			Minibatches: a.Minibatches,
+			AdvNorm:     advNorm(a),
+			AdvEps:      advEps,
+			Gamma:       a.Gamma,
+			RhoBar:      orDefault(a.VTraceRhoBar, 1),
+			CBar:        orDefault(a.VTraceCBar, 1),
+		},
+		InjectNaNAtUpdate: c.Debug.NaNAtUpdate,
+		Seed:              seed,
 	}
+}
+
+// lrSchedule maps the spec's learning-rate options: anneal_lr = false is a constant rate
+// whatever lr_schedule says (after the warmup, which applies either way); with anneal_lr
+// the rate decays as lr_schedule says (linear when unset, CleanRL's anneal) to 0 at
+// totalUpdates.
+func lrSchedule(a specs.Algorithm, totalUpdates int) kernels.LRSchedule {
+	s := kernels.LRSchedule{Base: a.LearningRate, Warmup: a.WarmupUpdates, Total: totalUpdates, Kind: kernels.LRConstant}
+	if a.AnnealLR {
+		switch a.LRSchedule {
+		case specs.LRScheduleCosine:
+			s.Kind = kernels.LRCosine
+		case specs.LRScheduleConstant:
+			s.Kind = kernels.LRConstant
+		default:
+			s.Kind = kernels.LRLinear
+		}
+	}
+	return s
+}
+
+// advNorm maps the spec's advantage normalisation: norm_adv = false switches it off;
+// otherwise "global" normalises over the whole training batch (across trainer shards),
+// "batch" per minibatch as CleanRL does (kernels' "minibatch"), and "none" not at all.
+func advNorm(a specs.Algorithm) string {
+	if !a.NormAdv {
+		return kernels.AdvNormNone
+	}
+	switch a.AdvantageNorm {
+	case specs.AdvantageNormGlobal:
+		return kernels.AdvNormGlobal
+	case specs.AdvantageNormNone:
+		return kernels.AdvNormNone
+	default:
+		return kernels.AdvNormMinibatch
+	}
+}
+
+// orDefault returns v, or def when v is 0 (a field the spec did not have yet).
+func orDefault(v, def float64) float64 {
+	if v == 0 {
+		return def
+	}
+	return v
 }

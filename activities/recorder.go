@@ -4,21 +4,26 @@ import (
 	"math"
 
 	"github.com/accerl/accerl/activities/engine"
+	"github.com/accerl/accerl/activities/telemetry"
 	"github.com/accerl/accerl/reports"
 )
 
 // recorder turns the engine's per-update reports into metrics and episode rows for one
-// segment.
+// segment, sampling CPU (and GPU, when present) utilisation once per row.
 type recorder struct {
 	segment    int32
 	startWallS float64
+	sampler    *telemetry.Sampler
 	metrics    []reports.MetricsRow
 	episodes   []reports.EpisodeRow
 }
 
 func newRecorder(segment int32, startWallS float64) *recorder {
-	return &recorder{segment: segment, startWallS: startWallS}
+	return &recorder{segment: segment, startWallS: startWallS, sampler: telemetry.NewSampler()}
 }
+
+// close releases the utilisation sampler.
+func (r *recorder) close() { r.sampler.Close() }
 
 func (r *recorder) add(u engine.UpdateReport) {
 	ret := math.NaN()
@@ -35,6 +40,7 @@ func (r *recorder) add(u engine.UpdateReport) {
 			PolicyVersion: e.PolicyVersion, Success: math.NaN(),
 		})
 	}
+	util := r.sampler.Sample()
 	r.metrics = append(r.metrics, reports.MetricsRow{
 		Segment:        r.segment,
 		Step:           u.Update,
@@ -50,9 +56,9 @@ func (r *recorder) add(u engine.UpdateReport) {
 		InferenceBatch: u.MeanBatch,
 		QueueWaitMs:    u.P99WaitMs,
 		TrainerBusy:    u.TrainerBusy,
-		CPUUtil:        math.NaN(),
-		GPUUtil:        math.NaN(),
-		GPUMem:         math.NaN(),
+		CPUUtil:        util.CPUUtil,
+		GPUUtil:        util.GPUUtil,
+		GPUMem:         util.GPUMem,
 		Horizon:        math.NaN(),
 		WMValLoss:      math.NaN(),
 		PolicyLoss:     u.Stats.PolicyLoss,

@@ -16,6 +16,9 @@ type Reporter struct{}
 type PrepareExperimentInput struct {
 	ExpDir   string                     `json:"exp_dir"`
 	Manifest reports.ExperimentManifest `json:"manifest"`
+	// EnvKind is the base arm's environment, whose known target return (if any) the report
+	// uses when the manifest sets none.
+	EnvKind string `json:"env_kind"`
 }
 
 // PrepareExperimentResult is empty; it exists so fields can be added later.
@@ -37,7 +40,31 @@ func (r *Reporter) PrepareExperiment(ctx context.Context, in PrepareExperimentIn
 		}
 		return PrepareExperimentResult{}, fmt.Errorf("experiment dir %s already holds results of spec %.12s (this spec is %.12s); choose another --out or remove it", in.ExpDir, old.SpecHash, in.Manifest.SpecHash)
 	}
-	return PrepareExperimentResult{}, reports.WriteJSON(path, in.Manifest)
+	m := in.Manifest
+	if m.Target == nil {
+		if t, r, ok := TargetFor(in.EnvKind); ok {
+			m.Target, m.RandomScore = &t, &r
+		}
+	}
+	return PrepareExperimentResult{}, reports.WriteJSON(path, m)
+}
+
+// envTargets are the mean returns that count as "solved" per environment kind, used for the
+// report's steps-to-target figure and optimality gap, with the score of a random policy.
+// CartPole-v1's 475 and Acrobot-v1's -100 are Gymnasium's reward thresholds; Pendulum-v1 has
+// none, and -400 is the level issue #4 asks the tokens head to reach.
+var envTargets = map[string]struct{ target, random float64 }{
+	"cartpole":               {475, 22},
+	"acrobot":                {-100, -500},
+	"pendulum":               {-400, -1200},
+	"mountaincar_continuous": {90, -33},
+}
+
+// TargetFor returns the target return and random-policy score of an environment kind, if
+// accerl knows them.
+func TargetFor(kind string) (target, random float64, ok bool) {
+	t, ok := envTargets[kind]
+	return t.target, t.random, ok
 }
 
 // ReportInput names the experiment directory to report on.

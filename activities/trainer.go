@@ -15,6 +15,7 @@ import (
 
 	"github.com/accerl/accerl/activities/checkpoint"
 	"github.com/accerl/accerl/activities/engine"
+	"github.com/accerl/accerl/activities/telemetry"
 	"github.com/accerl/accerl/reports"
 	"github.com/accerl/accerl/specs"
 )
@@ -58,6 +59,8 @@ type TrainSegmentResult struct {
 	StepsPerS    float64 `json:"steps_per_s"`   // this segment's env steps per second
 	WallS        float64 `json:"wall_s"`        // the run's accumulated training wall time
 	ParamsSHA256 string  `json:"params_sha256"`
+	// BudgetReached is true once the run's env-step budget has been collected and trained on.
+	BudgetReached bool `json:"budget_reached"`
 	// Warnings lists problems that did not stop the segment, such as a corrupt checkpoint
 	// that was skipped in favour of an older one.
 	Warnings []string `json:"warnings,omitempty"`
@@ -125,6 +128,7 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 	}
 
 	rec := newRecorder(in.Segment, in.StartWallS)
+	defer rec.close()
 	stats, err := eng.Run(ctx, in.Updates, func(u engine.UpdateReport) {
 		rec.add(u)
 		activity.RecordHeartbeat(ctx, segmentProgress{Segment: in.Segment, Updates: u.Update, EnvSteps: u.EnvSteps})
@@ -169,16 +173,17 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 		return res, err
 	}
 	res = TrainSegmentResult{
-		Segment:      in.Segment,
-		Checkpoint:   ckpt,
-		EnvSteps:     stats.EnvSteps,
-		Updates:      stats.Updates,
-		Episodes:     stats.Episodes,
-		RecentReturn: recent,
-		StepsPerS:    stats.StepsPerS,
-		WallS:        in.StartWallS + stats.Wall.Seconds(),
-		ParamsSHA256: eng.ParamsSHA256(),
-		Warnings:     warnings,
+		Segment:       in.Segment,
+		Checkpoint:    ckpt,
+		EnvSteps:      stats.EnvSteps,
+		Updates:       stats.Updates,
+		Episodes:      stats.Episodes,
+		RecentReturn:  recent,
+		StepsPerS:     stats.StepsPerS,
+		WallS:         in.StartWallS + stats.Wall.Seconds(),
+		ParamsSHA256:  eng.ParamsSHA256(),
+		BudgetReached: stats.BudgetReached,
+		Warnings:      warnings,
 	}
 	sum := reports.RunSummary{
 		Status:       "running",
@@ -279,7 +284,7 @@ func ensureRunManifest(in TrainSegmentInput) error {
 		SpecHash:   in.SpecHash,
 		Config:     cfg,
 		Build:      reports.NewBuildInfo(),
-		Hardware:   reports.NewHardware(),
+		Hardware:   hardware(),
 		Created:    time.Now().UTC(),
 	})
 }
@@ -315,4 +320,11 @@ func safeDiv(a, b float64) float64 {
 		return 0
 	}
 	return a / b
+}
+
+// hardware describes this machine for the run manifest, with the GPU as NVML names it.
+func hardware() reports.Hardware {
+	h := reports.NewHardware()
+	h.GPU = telemetry.GPUName()
+	return h
 }

@@ -82,6 +82,21 @@ const (
 	ModeSync = "sync"
 )
 
+// World-model offline behaviour policies accepted by world_model.behaviour.
+const (
+	// WorldModelBehaviourRandom acts uniformly at random.
+	WorldModelBehaviourRandom = "random"
+)
+
+// World-model reward modes accepted by world_model.reward.
+const (
+	// WorldModelRewardDirect predicts the environment's reward.
+	WorldModelRewardDirect = "direct"
+	// WorldModelRewardSuccessDelta predicts the success probability p and
+	// rewards an imagined step with p(ô_{t+1}) − p(ô_t).
+	WorldModelRewardSuccessDelta = "success_delta"
+)
+
 func envKinds() []string {
 	return []string{EnvCartPole, EnvAcrobot, EnvPendulum, EnvMountainCarContinuous}
 }
@@ -105,6 +120,12 @@ func lrSchedules() []string {
 }
 
 func pipelineModes() []string { return []string{ModeAsync, ModeSync} }
+
+func worldModelBehaviours() []string { return []string{WorldModelBehaviourRandom} }
+
+func worldModelRewards() []string {
+	return []string{WorldModelRewardDirect, WorldModelRewardSuccessDelta}
+}
 
 // DefaultMaxEpisodeSteps returns the episode step limit of an environment
 // kind when its env block does not set max_episode_steps (Gymnasium's
@@ -198,5 +219,26 @@ func DefaultConfig() Config {
 			HeartbeatTimeout: 30 * time.Second,
 		},
 		Debug: Debug{NaNAtUpdate: 0},
+		WorldModel: WorldModel{
+			Enabled:             false,
+			OfflineTrajectories: 1000,
+			Behaviour:           WorldModelBehaviourRandom,
+			History:             2,
+			ObsHidden:           []int{128, 128},
+			RewHidden:           []int{64, 64},
+			ObsLearningRate:     1e-3,
+			RewLearningRate:     1e-3,
+			Reward:              WorldModelRewardDirect,
+			PretrainEpochs:      20,
+			ImaginationRatio:    0.5,
+			ObsEvery:            100,
+			RewEvery:            50,
+			Horizon: Horizon{
+				Start:    5,
+				End:      50,
+				LossHigh: 0.5,
+				LossLow:  0.05,
+			},
+		},
 	}
 }

@@ -113,6 +113,28 @@
 //	    nan_at_update = 0          # > 0: inject a NaN at this update (tests failure handling)
 //	  }
 //
+//	  world_model {                # AcceRL's world model; see "World model" below
+//	    enabled              = false      # true: pretrain, imagine and mix imagined data into training
+//	    offline_trajectories = 1000       # episodes recorded before training, >= 0; 0 skips pretraining
+//	    behaviour            = "random"   # policy that records them: random
+//	    history              = 2          # observations the observation model sees, >= 1
+//	    obs_hidden           = [128, 128] # observation model hidden widths, each >= 1
+//	    rew_hidden           = [64, 64]   # reward model hidden widths, each >= 1
+//	    obs_learning_rate    = 1e-3       # > 0
+//	    rew_learning_rate    = 1e-3       # > 0
+//	    reward               = "direct"   # direct | success_delta
+//	    pretrain_epochs      = 20         # passes over the offline data, >= 1
+//	    imagination_ratio    = 0.5        # share of each batch's steps that is imagined, [0, 1)
+//	    obs_every            = 100        # policy updates between observation-model updates, >= 1
+//	    rew_every            = 50         # policy updates between reward-model updates, >= 1
+//	    horizon {                         # imagination horizon H
+//	      start     = 5                   # H of a poor model, >= 1, <= end
+//	      end       = 50                  # H of a good model, >= 1
+//	      loss_high = 0.5                 # validation loss at and above which H = start, > 0
+//	      loss_low  = 0.05                # validation loss at and below which H = end, >= 0, < loss_high
+//	    }
+//	  }
+//
 //	  ablation "sync" {            # an arm; overrides only what it writes
 //	    pipeline { mode = "sync" }
 //	  }
@@ -138,8 +160,9 @@
 //	}
 //
 // The blocks of an experiment may come in any order; each of budget, env,
-// policy, algorithm, pipeline and checkpoint may appear at most once per
-// experiment or ablation, as may latency and inference within their parent.
+// policy, algorithm, pipeline, checkpoint, debug and world_model may appear
+// at most once per experiment or ablation, as may latency, inference and
+// horizon within their parent.
 //
 // # Arms and ablations
 //
@@ -196,8 +219,35 @@
 //     allowed values, durations, seeds, block counts, names, baseline;
 //  4. checks between fields of each resolved arm: replay_capacity >=
 //     batch_steps, chunk_steps <= replay_capacity, a lognormal latency with
-//     a positive median. A conflict an ablation inherits from the base is
-//     reported once, at the base.
+//     a positive median, world_model.horizon start <= end and loss_low <
+//     loss_high (checked even while the world model is disabled), and no
+//     success_delta reward on pendulum, which has no success signal. A
+//     conflict an ablation inherits from the base is reported once, at the
+//     base.
+//
+// # World model
+//
+// With world_model.enabled = true a run first records offline_trajectories
+// episodes of the behaviour policy and pretrains the observation model
+// M_obs(o_{t−k+1..t}, a_t) → ô_{t+1} (k = history; it predicts the change
+// of the observation) and the reward model M_rew(o) for pretrain_epochs.
+// Training then mixes imagined rollouts into every batch at
+// imagination_ratio: each starts from a real state and runs H steps through
+// M_obs with the current policy, bootstrapping with V at the horizon unless
+// M_rew predicts a termination. With reward = "direct" M_rew predicts the
+// reward; with "success_delta" it predicts the probability p that the
+// episode succeeds, and an imagined step earns p(ô_{t+1}) − p(ô_t)
+// (cartpole: reaching the time limit; acrobot and mountaincar_continuous:
+// reaching the goal). The models keep learning from real data every
+// obs_every and rew_every policy updates.
+//
+// H follows the horizon block: start while the observation model's loss
+// on real validation data is at or above loss_high, end once it is at or
+// below loss_low, linear in between, and it never decreases. The loss is
+// in normalised units — 1 is as good as predicting the average change of
+// the observation, 0 is perfect — so the default thresholds (0.5 and
+// 0.05) mean the same in every environment: H starts rising once the model
+// halves the error of that baseline and reaches 50 at a twentieth of it.
 //
 // # Hash
 //

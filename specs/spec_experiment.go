@@ -53,11 +53,14 @@ type Config struct {
 	Pipeline   Pipeline   `json:"pipeline"`
 	Checkpoint Checkpoint `json:"checkpoint"`
 	Debug      Debug      `json:"debug"`
+	WorldModel WorldModel `json:"world_model"`
 }
 
 // Clone returns a deep copy of c; the copy shares no slices with c.
 func (c Config) Clone() Config {
 	c.Policy.Hidden = append([]int(nil), c.Policy.Hidden...)
+	c.WorldModel.ObsHidden = append([]int(nil), c.WorldModel.ObsHidden...)
+	c.WorldModel.RewHidden = append([]int(nil), c.WorldModel.RewHidden...)
 	return c
 }
 
@@ -88,6 +91,7 @@ var configBlocks = []hcl.BlockHeaderSchema{
 	{Type: blockPipeline},
 	{Type: blockCheckpoint},
 	{Type: blockDebug},
+	{Type: blockWorldModel},
 }
 
 var experimentSchema = &hcl.BodySchema{
@@ -123,6 +127,9 @@ func (d *decoder) applyConfig(blocks hcl.Blocks, cfg *Config) {
 	}
 	if b := d.single(blocks, blockDebug); b != nil {
 		d.decodeDebug(b, &cfg.Debug)
+	}
+	if b := d.single(blocks, blockWorldModel); b != nil {
+		d.decodeWorldModel(b, &cfg.WorldModel)
 	}
 }
 

@@ -52,6 +52,7 @@ func checkArm(arm Arm, src *sources) hcl.Diagnostics {
 		add(src.blame(pathLatencyMedian, pathLatencyKind), "Value out of range",
 			"a lognormal latency needs a median longer than zero, because its logarithm is the distribution's mean. Set median to a positive duration such as \"5ms\", or use kind = \"none\".")
 	}
+	checkWorldModel(c, src, add)
 	return diags
 }
 

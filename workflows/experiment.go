@@ -59,7 +59,7 @@ func Experiment(ctx workflow.Context, in ExperimentInput) (ExperimentResult, err
 		Spec: specJSON, Created: workflow.Now(ctx).UTC(),
 	}
 	if err := workflow.ExecuteActivity(actx, reporter.PrepareExperiment, activities.PrepareExperimentInput{
-		ExpDir: in.OutDir, Manifest: man,
+		ExpDir: in.OutDir, Manifest: man, EnvKind: exp.Arms[0].Config.Env.Kind,
 	}).Get(ctx, nil); err != nil {
 		return ExperimentResult{}, err
 	}

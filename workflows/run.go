@@ -38,8 +38,10 @@ type RunState struct {
 	WallS        float64 `json:"wall_s"`
 	Checkpoint   string  `json:"checkpoint"`
 	ParamsSHA256 string  `json:"params_sha256"`
-	Paused       bool    `json:"paused"`
-	Stopped      bool    `json:"stopped"`
+	// BudgetReached is set by the segment that collected and trained the last budgeted step.
+	BudgetReached bool `json:"budget_reached"`
+	Paused        bool `json:"paused"`
+	Stopped       bool `json:"stopped"`
 	// Started is the workflow time the run began, for the wall-time budget.
 	Started  time.Time `json:"started"`
 	Warnings []string  `json:"warnings,omitempty"`
@@ -116,7 +118,7 @@ func Run(ctx workflow.Context, in RunInput) (RunResult, error) {
 		StartToCloseTimeout: 24 * time.Hour,
 		// A crashed worker is noticed when its heartbeats stop; the retry then resumes
 		// from the previous checkpoint. Heartbeats are sent after every update.
-		HeartbeatTimeout: 30 * time.Second,
+		HeartbeatTimeout: heartbeatTimeout(cfg),
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:    time.Second,
 			BackoffCoefficient: 2,
@@ -135,7 +137,7 @@ func Run(ctx workflow.Context, in RunInput) (RunResult, error) {
 		maxSegs = 200
 	}
 	segsHere := 0
-	for st.EnvSteps < cfg.Budget.EnvSteps {
+	for !st.BudgetReached {
 		if err := workflow.Await(ctx, func() bool { return !st.Paused || st.Stopped }); err != nil {
 			return RunResult{}, err
 		}
@@ -175,6 +177,7 @@ func Run(ctx workflow.Context, in RunInput) (RunResult, error) {
 		st.WallS = res.WallS
 		st.Checkpoint = res.Checkpoint
 		st.ParamsSHA256 = res.ParamsSHA256
+		st.BudgetReached = res.BudgetReached
 		st.Warnings = append(st.Warnings, res.Warnings...)
 	}
 	status = StatusCompleted
@@ -239,6 +242,13 @@ func finishRun(ctx workflow.Context, in RunInput, st RunState, status, errMsg st
 		StepsPerS: safeRate(st.EnvSteps, st.WallS), WallS: st.WallS,
 		ParamsSHA256: st.ParamsSHA256, Error: errMsg,
 	}, nil
+}
+
+func heartbeatTimeout(cfg specs.Config) time.Duration {
+	if cfg.Checkpoint.HeartbeatTimeout > 0 {
+		return cfg.Checkpoint.HeartbeatTimeout
+	}
+	return 30 * time.Second
 }
 
 // StepsPerUpdate is how many env steps one trainer update consumes. In sync mode every env

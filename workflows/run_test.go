@@ -43,7 +43,7 @@ func (f *fakeSegments) train(_ context.Context, in activities.TrainSegmentInput)
 	return activities.TrainSegmentResult{
 		Segment: in.Segment, Checkpoint: "ckpt", EnvSteps: updates * 100, Updates: updates,
 		Episodes: updates, RecentReturn: float64(10 * updates), StepsPerS: 1000, WallS: in.StartWallS + 1,
-		ParamsSHA256: "sha",
+		ParamsSHA256: "sha", BudgetReached: updates*100 >= in.Config.Budget.EnvSteps,
 	}, nil
 }
 

@@ -50,7 +50,7 @@ func DefaultBenchConfig() BenchConfig {
 	cfg.ReplayCapacity = 8192
 	cfg.MaxBatch = 256
 	cfg.MaxWait = 0
-	cfg.Hidden = []int{64, 64}
+	cfg.Policy.Hidden = []int{64, 64}
 	cfg.Seed = 1
 	return BenchConfig{Config: cfg, Rounds: 2, PhaseDuration: 10 * time.Second}
 }

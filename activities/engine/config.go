@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/accerl/accerl/kernels"
@@ -26,8 +25,9 @@ const (
 // Config configures an Engine. It is a plain JSON-serialisable struct;
 // DefaultConfig returns a working one and Validate reports every problem.
 type Config struct {
-	// Env is the testenv kind ("cartpole", "acrobot"); the engine's policy is
-	// categorical, so the kind needs a discrete action space.
+	// Env is the testenv kind ("cartpole", "acrobot", "pendulum",
+	// "mountaincar_continuous"). Its observation width and action space
+	// size the policy; Policy.Head must suit the action space.
 	Env string `json:"env"`
 	// MaxEpisodeSteps truncates episodes; 0 takes the kind's default.
 	MaxEpisodeSteps int `json:"max_episode_steps"`
@@ -64,39 +64,71 @@ type Config struct {
 	// In sync mode every environment collects ceil(BatchSteps/envs) steps
 	// per round, so a round may hold slightly more.
 	BatchSteps int `json:"batch_steps"`
+	// MaxEnvSteps is the run-wide environment-step budget; 0 means
+	// unlimited. The environments never step past it: in async mode each
+	// step is reserved from a run-wide counter before it is taken, in sync
+	// mode the last round collects only the remaining steps (environments
+	// in index order get one step more than the others when the remainder
+	// does not divide). Once it is spent, Run trains on whatever is left
+	// (a last, possibly smaller batch) and returns with
+	// SegmentStats.BudgetReached.
+	MaxEnvSteps int64 `json:"max_env_steps"`
 
-	// Gamma is the discount and GAELambda the GAE λ.
-	Gamma     float64 `json:"gamma"`
+	// GAELambda is the GAE λ. The discount γ is Learner.Gamma, used both by
+	// GAE and by the v-trace targets.
 	GAELambda float64 `json:"gae_lambda"`
 	// RecomputeValues recomputes V(o_t) with the current critic before GAE
 	// (policy-lag compensation); otherwise the acting policy's values are
-	// used.
+	// used. V-trace always evaluates the current critic, so it ignores this.
 	RecomputeValues bool `json:"recompute_values"`
-	// GlobalAdvNorm normalises advantages over the whole batch, A ← (A−μ)/
-	// sqrt(σ²+1e-8), before the update. Combine it with PPO.NormAdv = false
-	// to avoid normalising again per minibatch.
-	GlobalAdvNorm bool `json:"global_adv_norm"`
 
-	// Hidden and Activation shape the MLP actor-critic (e.g. [64, 64],
-	// "tanh").
-	Hidden     []int  `json:"hidden"`
-	Activation string `json:"activation"`
-	// PPO holds the update's hyperparameters.
-	PPO kernels.PPOConfig `json:"ppo"`
-	// AnnealLR decays the learning rate linearly from PPO.LR towards 0 over
-	// TotalUpdates updates (CleanRL's schedule: update u, counted from 0,
-	// uses LR·(1−u/TotalUpdates); updates past the plan keep the last
-	// planned rate LR/TotalUpdates).
-	AnnealLR     bool `json:"anneal_lr"`
-	TotalUpdates int  `json:"total_updates"`
+	// Policy shapes the actor-critic network and its action head.
+	Policy PolicySettings `json:"policy"`
+	// Learner holds the update's hyperparameters: the loss (Algo "ppo",
+	// "gipo", "sapo" or "vtrace" and its coefficients), the learning-rate
+	// schedule (its Total is the run's planned number of updates), gradient
+	// clipping, epochs and minibatches, advantage normalisation ("none",
+	// "minibatch", "batch" or "global"; with the engine's single trainer
+	// "global" equals "batch"), the discount γ and v-trace's ρ̄ and c̄.
+	Learner kernels.LearnerConfig `json:"learner"`
+
+	// InjectNaNAtUpdate is a test-only hook (0 = off): the run-wide update
+	// with this number (counted from 1, as UpdateReport.Update) gets a NaN
+	// in its training data, so that the learner fails with its non-finite
+	// error. Run then returns that error naming the update, and the
+	// parameters stay as they were before the update. It exists to test
+	// the failure and retry path end to end; never set it in a real run.
+	InjectNaNAtUpdate int64 `json:"inject_nan_at_update,omitempty"`
 
 	// Seed determines every random stream: initial weights, environment
 	// resets, action sampling, minibatch shuffles and latency draws.
 	Seed uint64 `json:"seed"`
 }
 
-// DefaultConfig returns a small async CartPole configuration with CleanRL's
-// PPO hyperparameters and no simulated latency.
+// PolicySettings shape the engine's policy; the observation width and the
+// action space come from the environment.
+type PolicySettings struct {
+	// Head is the action head: kernels.HeadCategorical for a discrete
+	// action space, kernels.HeadTokens (each continuous dimension cut into
+	// Bins tokens, decoded autoregressively) or kernels.HeadGaussian for a
+	// continuous one.
+	Head string `json:"head"`
+	// Bins and EmbedDim size the tokens head (0 takes kernels.DefaultBins
+	// and kernels.DefaultEmbedDim); other heads ignore them.
+	Bins     int `json:"bins,omitempty"`
+	EmbedDim int `json:"embed_dim,omitempty"`
+	// Hidden and Activation shape the actor trunk and the critic (e.g.
+	// [64, 64], "tanh").
+	Hidden     []int  `json:"hidden"`
+	Activation string `json:"activation"`
+	// InitLogStd is the gaussian head's initial log σ (CleanRL: 0).
+	InitLogStd float64 `json:"init_log_std,omitempty"`
+}
+
+// DefaultConfig returns a small async CartPole configuration with a 64-64
+// tanh categorical policy and CleanRL's PPO hyperparameters
+// (kernels.DefaultLearnerConfig("ppo")), no simulated latency and no
+// step budget.
 func DefaultConfig() Config {
 	return Config{
 		Env:            testenv.KindCartPole,
@@ -108,19 +140,17 @@ func DefaultConfig() Config {
 		MaxBatch:       256,
 		MaxWait:        5 * time.Millisecond,
 		BatchSteps:     512,
-		Gamma:          0.99,
 		GAELambda:      0.95,
-		Hidden:         []int{64, 64},
-		Activation:     "tanh",
-		PPO:            kernels.DefaultPPOConfig(),
+		Policy:         PolicySettings{Head: kernels.HeadCategorical, Hidden: []int{64, 64}, Activation: kernels.ActTanh},
+		Learner:        kernels.DefaultLearnerConfig(kernels.AlgoPPO),
 	}
 }
 
 // NumEnvs returns Workers × EnvsPerWorker.
 func (c Config) NumEnvs() int { return c.Workers * c.EnvsPerWorker }
 
-// RoundSteps returns the steps one environment collects per sync round,
-// ceil(BatchSteps / NumEnvs).
+// RoundSteps returns the steps one environment collects per full sync
+// round, ceil(BatchSteps / NumEnvs).
 func (c Config) RoundSteps() int {
 	n := c.NumEnvs()
 	return (c.BatchSteps + n - 1) / n
@@ -142,6 +172,33 @@ func (c Config) chunkSteps() int {
 	return c.ChunkSteps
 }
 
+// policyConfig sizes the kernels policy for an environment with obsDim
+// observations and action space space. It reports a head that does not
+// suit the action space.
+func (c Config) policyConfig(obsDim int, space testenv.ActionSpace) (kernels.PolicyConfig, error) {
+	p := c.Policy
+	pc := kernels.PolicyConfig{
+		ObsDim: obsDim, Head: p.Head, Bins: p.Bins, EmbedDim: p.EmbedDim,
+		Hidden: p.Hidden, Activation: p.Activation, InitLogStd: p.InitLogStd,
+	}
+	switch p.Head {
+	case kernels.HeadCategorical:
+		if space.N < 2 {
+			return pc, fmt.Errorf("policy head %q needs a discrete action space, env %q has a continuous one (use %q or %q)",
+				p.Head, c.Env, kernels.HeadTokens, kernels.HeadGaussian)
+		}
+		pc.NumActions = space.N
+	case kernels.HeadTokens, kernels.HeadGaussian:
+		if space.N > 0 {
+			return pc, fmt.Errorf("policy head %q needs a continuous action space, env %q has %d discrete actions (use %q)",
+				p.Head, c.Env, space.N, kernels.HeadCategorical)
+		}
+		pc.ActionDims = len(space.Low)
+		pc.Low, pc.High = space.Low, space.High
+	}
+	return pc, pc.Validate()
+}
+
 // Validate reports every problem of c in one error.
 func (c Config) Validate() error {
 	var errs []error
@@ -149,8 +206,8 @@ func (c Config) Validate() error {
 
 	if env, err := testenv.Make(c.Env, testenv.Options{MaxEpisodeSteps: c.MaxEpisodeSteps}); err != nil {
 		errs = append(errs, err)
-	} else if n := env.ActionSpace().N; n < 2 {
-		bad("env %q has a continuous action space; the engine's categorical policy needs a discrete one", c.Env)
+	} else if _, err := c.policyConfig(env.ObsDim(), env.ActionSpace()); err != nil {
+		errs = append(errs, err)
 	}
 	if err := c.Latency.Validate(); err != nil {
 		errs = append(errs, err)
@@ -182,41 +239,26 @@ func (c Config) Validate() error {
 	if c.MaxWait < 0 {
 		bad("max wait must not be negative, got %v", c.MaxWait)
 	}
-	if !(c.Gamma > 0 && c.Gamma <= 1) {
-		bad("gamma must be in (0, 1], got %v", c.Gamma)
+	if c.MaxEnvSteps < 0 {
+		bad("max env steps must not be negative (0 = unlimited), got %d", c.MaxEnvSteps)
+	}
+	if c.InjectNaNAtUpdate < 0 {
+		bad("inject nan at update must not be negative (0 = off), got %d", c.InjectNaNAtUpdate)
+	}
+	if g := c.Learner.Gamma; !(g > 0 && g <= 1) {
+		bad("gamma must be in (0, 1], got %v", g)
 	}
 	if !(c.GAELambda >= 0 && c.GAELambda <= 1) {
 		bad("gae lambda must be in [0, 1], got %v", c.GAELambda)
 	}
-	ac := kernels.ActorCriticConfig{ObsDim: 1, NumActions: 2, Hidden: c.Hidden, Activation: c.Activation}
-	if err := ac.Validate(); err != nil {
+	if err := c.Learner.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := c.PPO.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if c.PPO.Minibatches > c.BatchSteps {
-		bad("%d minibatches cannot be filled from %d batch steps", c.PPO.Minibatches, c.BatchSteps)
-	}
-	if c.AnnealLR && c.TotalUpdates < 1 {
-		bad("anneal lr needs total updates >= 1, got %d", c.TotalUpdates)
-	}
-	if c.TotalUpdates < 0 {
-		bad("total updates must not be negative, got %d", c.TotalUpdates)
+	if c.Learner.Minibatches > c.BatchSteps {
+		bad("%d minibatches cannot be filled from %d batch steps", c.Learner.Minibatches, c.BatchSteps)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("engine config: %w", err)
 	}
 	return nil
-}
-
-// learningRate is the rate for the update that follows `done` completed
-// updates.
-func (c Config) learningRate(done int64) float64 {
-	if !c.AnnealLR {
-		return c.PPO.LR
-	}
-	t := float64(c.TotalUpdates)
-	frac := math.Max(1-float64(done)/t, 1/t)
-	return c.PPO.LR * frac
 }

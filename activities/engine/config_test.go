@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/accerl/accerl/kernels"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -16,7 +18,13 @@ func TestConfigValidate(t *testing.T) {
 		want string // substring of the error
 	}{
 		{"unknown env", func(c *Config) { c.Env = "chess" }, "unknown kind"},
-		{"continuous env", func(c *Config) { c.Env = "pendulum" }, "continuous action space"},
+		{"categorical on continuous env", func(c *Config) { c.Env = "pendulum" }, `policy head "categorical" needs a discrete action space`},
+		{"tokens on discrete env", func(c *Config) { c.Policy.Head = kernels.HeadTokens }, `policy head "tokens" needs a continuous action space`},
+		{"gaussian on discrete env", func(c *Config) { c.Env, c.Policy.Head = "acrobot", kernels.HeadGaussian }, `policy head "gaussian" needs a continuous action space`},
+		{"unknown head", func(c *Config) { c.Policy.Head = "beta" }, "unknown head"},
+		{"bins", func(c *Config) { c.Env, c.Policy.Head, c.Policy.Bins = "pendulum", kernels.HeadTokens, 1 }, "bins must be at least 2"},
+		{"budget", func(c *Config) { c.MaxEnvSteps = -1 }, "max env steps"},
+		{"nan hook", func(c *Config) { c.InjectNaNAtUpdate = -1 }, "inject nan"},
 		{"mode", func(c *Config) { c.Mode = "lockstep" }, "mode must be"},
 		{"workers", func(c *Config) { c.Workers = 0 }, "workers and envs per worker"},
 		{"chunk", func(c *Config) { c.ChunkSteps = 0 }, "chunk steps"},
@@ -24,12 +32,14 @@ func TestConfigValidate(t *testing.T) {
 		{"staleness below lag", func(c *Config) { c.MaxStaleness, c.Lag = 1, 2 }, "every sample would be dropped"},
 		{"max batch", func(c *Config) { c.MaxBatch = 0 }, "max batch"},
 		{"max wait", func(c *Config) { c.MaxWait = -time.Millisecond }, "max wait"},
-		{"gamma", func(c *Config) { c.Gamma = 0 }, "gamma"},
+		{"gamma", func(c *Config) { c.Learner.Gamma = 0 }, "gamma"},
 		{"lambda", func(c *Config) { c.GAELambda = 1.5 }, "gae lambda"},
-		{"activation", func(c *Config) { c.Activation = "gelu" }, "activation"},
-		{"ppo", func(c *Config) { c.PPO.LR = 0 }, "learning rate"},
-		{"minibatches", func(c *Config) { c.PPO.Minibatches = c.BatchSteps + 1 }, "minibatches cannot be filled"},
-		{"anneal", func(c *Config) { c.AnnealLR, c.TotalUpdates = true, 0 }, "anneal lr"},
+		{"activation", func(c *Config) { c.Policy.Activation = "gelu" }, "activation"},
+		{"learning rate", func(c *Config) { c.Learner.Schedule.Base = 0 }, "learning rate"},
+		{"algorithm", func(c *Config) { c.Learner.Algo = "trpo" }, "unknown algorithm"},
+		{"adv norm", func(c *Config) { c.Learner.AdvNorm = "rank" }, "advantage normalisation"},
+		{"minibatches", func(c *Config) { c.Learner.Minibatches = c.BatchSteps + 1 }, "minibatches cannot be filled"},
+		{"schedule", func(c *Config) { c.Learner.Schedule.Kind, c.Learner.Schedule.Total = kernels.LRCosine, 0 }, "total updates"},
 		{"latency", func(c *Config) { c.Latency.Kind = "gamma" }, "latency"},
 	} {
 		c := DefaultConfig()
@@ -44,7 +54,7 @@ func TestConfigValidate(t *testing.T) {
 	}
 	// Two problems are both reported.
 	c := DefaultConfig()
-	c.Gamma, c.MaxBatch = 2, 0
+	c.Learner.Gamma, c.MaxBatch = 2, 0
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "gamma") || !strings.Contains(err.Error(), "max batch") {
 		t.Errorf("Validate() = %v, want both gamma and max batch", err)
 	}

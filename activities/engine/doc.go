@@ -1,5 +1,5 @@
 // Package engine is accerl's training data plane: the AcceRL pipeline of
-// rollout workers, a batching inference service, a replay buffer and a PPO
+// rollout workers, a batching inference service, a replay buffer and a
 // trainer, in one process, connected by channels. It runs inside a training
 // segment activity but knows nothing of Temporal: the activity builds an
 // Engine from a Config (and, when resuming, a Snapshot), calls Run for a
@@ -25,6 +25,17 @@
 // terminate keeps the next observation so that the trainer can bootstrap
 // V(next).
 //
+// Policy: a kernels.Policy with the head Config.Policy.Head selects —
+// categorical (discrete action spaces), tokens (each continuous action
+// dimension cut into Bins tokens and decoded autoregressively, VLA style)
+// or gaussian (continuous). The observation width and the action space
+// come from the environment; New refuses a head that does not fit it. A
+// chunk stores what the head needs for training: the action tokens (one
+// per step, or ActionDims per step for the tokens head) or the continuous
+// actions as sampled, and one log-probability per token; the environment
+// receives the head's EnvActions (bin centres for tokens, the sample
+// clipped to the bounds for gaussian).
+//
 // Inference: InferenceService keeps a FIFO of requests and runs a batch when
 // MaxBatch requests are queued or when the oldest queued request has waited
 // MaxWait, whichever comes first (the Clock is injectable, so tests check
@@ -36,10 +47,19 @@
 // evicts the oldest chunks; Take(n) blocks until it can hand out at least n
 // steps of whole chunks, oldest first, each step tagged with its staleness
 // (trainer version − acting version); MaxStaleness discards older chunks.
-// The trainer sorts a batch by (environment, chunk sequence), optionally
-// recomputes V(o_t) with the current critic, computes GAE per chunk
-// (bootstrap 0 after termination, V(next) with the current critic after a
-// cut or truncation), runs kernels.PPO.Update and publishes version+1.
+// The trainer sorts a batch by (environment, chunk sequence) and builds a
+// kernels.Batch with one Piece per chunk. For ppo, gipo and sapo it
+// computes GAE per chunk (bootstrap 0 after termination, V(next) with the
+// current critic after a cut or truncation; with RecomputeValues V(o_t) is
+// recomputed with the current critic too, kernels.RecomputeGAE); v-trace
+// computes its targets inside the learner from the rewards and pieces.
+// Advantage normalisation follows Learner.AdvNorm; "global" hands the
+// learner the batch's kernels.AdvStats, which with the engine's single
+// trainer equal "batch". kernels.PolicyLearner.Update then runs the loss
+// Learner.Algo selects, with the learning rate of Learner.Schedule at the
+// run-wide update count, and the trainer publishes version+1. A failed
+// update (non-finite numbers) restores the parameters and the optimiser
+// to their state before it and ends Run with an error naming the update.
 //
 // # Modes
 //
@@ -52,7 +72,30 @@
 // its actions with its own RNG stream (so batching order does not matter),
 // the batch is sorted, and every RNG state is in the Snapshot, so that two
 // runs with one Seed end with the same ParamsSHA256, and so does a run
-// interrupted by Snapshot/New at a segment boundary.
+// interrupted by Snapshot/New at a segment boundary. Finished episodes
+// report the step count as if the round's environments stepped in
+// lockstep, so the episode stream is deterministic too.
+//
+// # Step budget
+//
+// Config.MaxEnvSteps bounds the run-wide environment steps exactly. In
+// async mode every environment reserves each step from a run-wide counter
+// before asking for its action; when no step is left it pushes its partial
+// chunk (a cut, bootstrapped from its current observation) and stops. Once
+// all have stopped the trainer drains the replay buffer: a last update on
+// whatever is left, even less than BatchSteps. In sync mode the last round
+// collects only the remaining steps, shared out in environment order (the
+// first remainder-mod-envs environments take one step more), which depends
+// only on the step count and so survives Snapshot/New. Either way Run then
+// returns with SegmentStats.BudgetReached, EnvSteps equal to the budget.
+//
+// # Failure injection
+//
+// Config.InjectNaNAtUpdate is a test-only hook: that run-wide update gets a
+// NaN advantage (a NaN reward for v-trace), the learner reports its
+// non-finite error, and Run returns it; the parameters stay finite, so a
+// Snapshot never holds a NaN (Snapshot also refuses non-finite state
+// outright).
 //
 // # Measurements
 //
@@ -62,6 +105,9 @@
 // the achieved fraction of it; inference batch sizes against the number of
 // requests waiting when each batch formed; queue-wait quantiles; the
 // trainer's busy fraction; the rollout idle fraction; the staleness
-// histogram. BenchThroughput runs the sync/async comparison the AcceRL
+// histogram; the learner's policy-lag diagnostics (UpdateReport.Stats:
+// ClipFrac, LowWeightFrac and ESS per minibatch step, and Lag, the
+// importance ratios of the whole batch before the update). BenchThroughput
+// runs the sync/async comparison the AcceRL
 // throughput claim rests on.
 package engine

@@ -33,9 +33,10 @@ const (
 // Snapshot between runs. Its methods must not be called concurrently with
 // Run, except that Run's onUpdate callback may read the UpdateReport.
 type Engine struct {
-	cfg        Config
-	obsDim     int
-	numActions int
+	cfg    Config
+	obsDim int
+	space  testenv.ActionSpace // of every environment
+	shape  ActionShape
 
 	slots  []*envSlot
 	svc    *InferenceService
@@ -65,7 +66,7 @@ func newEngine(cfg Config, snap *Snapshot, makeEnv envMaker) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("new engine: %w", err)
 	}
-	cfg.Hidden = slices.Clone(cfg.Hidden)
+	cfg.Policy.Hidden = slices.Clone(cfg.Policy.Hidden)
 	e := &Engine{cfg: cfg}
 	n := cfg.NumEnvs()
 	for i := range n {
@@ -86,28 +87,29 @@ func newEngine(cfg Config, snap *Snapshot, makeEnv envMaker) (*Engine, error) {
 		})
 	}
 	e.obsDim = e.slots[0].env.ObsDim()
-	e.numActions = e.slots[0].env.ActionSpace().N
+	e.space = e.slots[0].env.ActionSpace()
 	for _, s := range e.slots {
-		if s.env.ObsDim() != e.obsDim || s.env.ActionSpace().N != e.numActions {
-			return nil, fmt.Errorf("new engine: env %d has obs dim %d and %d actions, env 0 has %d and %d",
-				s.index, s.env.ObsDim(), s.env.ActionSpace().N, e.obsDim, e.numActions)
+		if s.env.ObsDim() != e.obsDim || !sameSpace(s.env.ActionSpace(), e.space) {
+			return nil, fmt.Errorf("new engine: env %d has obs dim %d and action space %+v, env 0 has %d and %+v",
+				s.index, s.env.ObsDim(), s.env.ActionSpace(), e.obsDim, e.space)
 		}
 	}
-	if e.numActions < 2 {
-		return nil, fmt.Errorf("new engine: env %q needs a discrete action space with at least 2 actions", cfg.Env)
+	pc, err := cfg.policyConfig(e.obsDim, e.space)
+	if err != nil {
+		return nil, fmt.Errorf("new engine: %w", err)
 	}
 
-	acCfg := kernels.ActorCriticConfig{ObsDim: e.obsDim, NumActions: e.numActions, Hidden: cfg.Hidden, Activation: cfg.Activation}
-	model := kernels.NewActorCritic(acCfg, rand.New(rand.NewPCG(cfg.Seed, streamModelInit)))
-	trSrc := rand.NewPCG(cfg.Seed, streamTrainer)
-	e.tr = &trainer{cfg: cfg, ppo: kernels.NewPPO(model, cfg.PPO), src: trSrc, rng: rand.New(trSrc)}
+	model := kernels.NewPolicy(pc, rand.New(rand.NewPCG(cfg.Seed, streamModelInit)))
+	e.shape = ShapeOf(model)
+	e.tr = newTrainer(cfg, model, rand.NewPCG(cfg.Seed, streamTrainer))
 	e.svcSrc = rand.NewPCG(cfg.Seed, streamInference)
 	e.svc = NewInferenceService(InferenceConfig{
-		ObsDim: e.obsDim, MaxBatch: cfg.MaxBatch, MaxWait: cfg.MaxWait, Lag: cfg.Lag,
+		ObsDim: e.obsDim, Action: e.shape, MaxBatch: cfg.MaxBatch, MaxWait: cfg.MaxWait, Lag: cfg.Lag,
 		PerRequestRNG: cfg.Mode == ModeSync,
 	}, model.Clone(), rand.New(e.svcSrc))
 	e.replay = NewReplayBuffer(cfg.replayCapacity(), cfg.MaxStaleness)
-	e.ro = &rollout{svc: e.svc, replay: e.replay, obsDim: e.obsDim, chunkSteps: cfg.chunkSteps(), envSteps: &e.envSteps}
+	e.ro = &rollout{svc: e.svc, replay: e.replay, obsDim: e.obsDim, shape: e.shape, chunkSteps: cfg.chunkSteps(),
+		envSteps: &e.envSteps, budget: cfg.MaxEnvSteps}
 
 	if snap != nil {
 		if err := e.restore(snap); err != nil {
@@ -133,16 +135,19 @@ func (e *Engine) PolicyVersion() int64 { return e.tr.version }
 func (e *Engine) ParamsSHA256() string {
 	h := sha256.New()
 	var buf [8]byte
-	for _, p := range e.tr.ppo.Model.Params() {
+	for _, p := range e.tr.model().Params() {
 		binary.LittleEndian.PutUint64(buf[:], math.Float64bits(p))
 		h.Write(buf[:])
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// Run trains until `updates` more trainer updates are done or ctx is
-// cancelled, then stops every goroutine it started and returns the
-// segment's statistics. onUpdate is called from the trainer's goroutine
+// Run trains until `updates` more trainer updates are done, or the step
+// budget (Config.MaxEnvSteps) is spent and everything collected has been
+// trained on, or ctx is cancelled; then it stops every goroutine it started
+// and returns the segment's statistics (BudgetReached tells the second case
+// apart; the last update before it may use a smaller batch, whatever was
+// left). onUpdate is called from the trainer's goroutine
 // after each update; it may be nil, in which case finished episodes are not
 // kept. A cancelled ctx yields the statistics so far and an error wrapping
 // ctx.Err(); a failed update (non-finite numbers) yields the trainer's
@@ -182,8 +187,20 @@ func (e *Engine) Run(ctx context.Context, updates int, onUpdate func(UpdateRepor
 	var err error
 	switch e.cfg.Mode {
 	case ModeAsync:
-		wg.Go(func() { e.ro.runWorkers(runCtx, e.slots, e.cfg.Workers, -1, false) })
-		err = e.trainAsync(runCtx, updates, seg, onUpdate)
+		// collected is closed once the environments have stopped because
+		// the budget is spent (and have pushed their partial chunks); it
+		// stays nil, never closing, without a budget.
+		var collected chan struct{}
+		if e.ro.budget > 0 {
+			collected = make(chan struct{})
+		}
+		wg.Go(func() {
+			e.ro.runWorkers(runCtx, e.slots, e.cfg.Workers, nil, false)
+			if collected != nil && e.ro.budgetSpent() {
+				close(collected)
+			}
+		})
+		err = e.trainAsync(runCtx, updates, collected, seg, onUpdate)
 	case ModeSync:
 		err = e.trainSync(runCtx, updates, seg, onUpdate)
 	}
@@ -204,9 +221,40 @@ func (e *Engine) Run(ctx context.Context, updates int, onUpdate func(UpdateRepor
 
 // trainAsync is the macro-async trainer loop: take a batch's worth of the
 // oldest chunks, update, publish; rollout workers keep going meanwhile.
-func (e *Engine) trainAsync(ctx context.Context, updates int, seg *segment, onUpdate func(UpdateReport)) error {
+// Once collected is closed (the budget is spent) it trains on whatever is
+// left, however little, and returns when nothing is.
+func (e *Engine) trainAsync(ctx context.Context, updates int, collected <-chan struct{}, seg *segment, onUpdate func(UpdateReport)) error {
 	for range updates {
-		chunks, err := e.replay.Take(ctx, e.cfg.BatchSteps)
+		chunks, err := e.replay.TakeOrDrain(ctx, e.cfg.BatchSteps, collected)
+		if err != nil {
+			return err
+		}
+		if len(chunks) == 0 {
+			return nil // budget spent and everything trained on
+		}
+		if err := e.trainStep(chunks, seg, onUpdate); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// trainSync runs lock-step rounds: every environment collects its quota
+// (RoundSteps, less in a last round cut short by the budget) in its own
+// goroutine, acting with the same weights and its own RNG, then the trainer
+// updates on exactly that data.
+func (e *Engine) trainSync(ctx context.Context, updates int, seg *segment, onUpdate func(UpdateReport)) error {
+	quota := make([]int, len(e.slots))
+	for range updates {
+		total := e.roundQuota(quota)
+		if total == 0 {
+			return nil // budget spent
+		}
+		e.ro.runWorkers(ctx, e.slots, e.cfg.Workers, quota, true)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		chunks, err := e.replay.Take(ctx, total)
 		if err != nil {
 			return err
 		}
@@ -217,25 +265,26 @@ func (e *Engine) trainAsync(ctx context.Context, updates int, seg *segment, onUp
 	return nil
 }
 
-// trainSync runs lock-step rounds: every environment collects RoundSteps
-// steps (each in its own goroutine, acting with the same weights and its
-// own RNG), then the trainer updates on exactly that data.
-func (e *Engine) trainSync(ctx context.Context, updates int, seg *segment, onUpdate func(UpdateReport)) error {
-	k := e.cfg.RoundSteps()
-	for range updates {
-		e.ro.runWorkers(ctx, e.slots, e.cfg.Workers, k, true)
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		chunks, err := e.replay.Take(ctx, k*len(e.slots))
-		if err != nil {
-			return err
-		}
-		if err := e.trainStep(chunks, seg, onUpdate); err != nil {
-			return err
+// roundQuota fills quota with the steps each environment collects in the
+// next sync round and returns their sum: RoundSteps each, or, when less
+// than a full round of budget remains, the remainder shared out in
+// environment order (the first remainder-mod-envs environments take one
+// step more). It depends only on the configuration and the run-wide step
+// count, so resumed runs compute the same rounds.
+func (e *Engine) roundQuota(quota []int) int {
+	n, k := len(quota), e.cfg.RoundSteps()
+	remaining := int64(k * n)
+	if b := e.cfg.MaxEnvSteps; b > 0 {
+		remaining = min(remaining, max(0, b-e.envSteps.Load()))
+	}
+	base, extra := int(remaining)/n, int(remaining)%n
+	for i := range quota {
+		quota[i] = base
+		if i < extra {
+			quota[i]++
 		}
 	}
-	return nil
+	return int(remaining)
 }
 
 // trainStep runs one update on chunks, publishes the new weights and
@@ -246,7 +295,7 @@ func (e *Engine) trainStep(chunks []*Chunk, seg *segment, onUpdate func(UpdateRe
 	if err != nil {
 		return err
 	}
-	e.svc.Publish(e.tr.version, e.tr.ppo.Model.Params())
+	e.svc.Publish(e.tr.version, e.tr.model().Params())
 	e.replay.SetVersion(e.tr.version)
 	seg.busy += time.Since(t0)
 	addHist(&seg.stale, info.staleness)
@@ -265,7 +314,7 @@ func (e *Engine) trainStep(chunks []*Chunk, seg *segment, onUpdate func(UpdateRe
 		PolicyVersion: e.tr.version,
 		Stats:         stats,
 		BatchSteps:    info.steps,
-		LR:            info.lr,
+		LR:            stats.LR,
 		Episodes:      eps,
 		MeanStaleness: info.meanStale,
 		StalenessHist: info.staleness,
@@ -281,6 +330,7 @@ func (e *Engine) trainStep(chunks []*Chunk, seg *segment, onUpdate func(UpdateRe
 }
 
 func (e *Engine) beginSegment() *segment {
+	e.ro.reserved.Store(e.envSteps.Load())
 	e.svc.ResetStats()
 	for _, s := range e.slots {
 		s.simNanos.Store(0)
@@ -343,10 +393,34 @@ func (e *Engine) segmentStats(seg *segment) SegmentStats {
 		StalenessHist:         seg.stale,
 		Dropped: drops.CapacitySteps + drops.StaleSteps -
 			seg.startDrops.CapacitySteps - seg.startDrops.StaleSteps,
-		DroppedStale: drops.StaleSteps - seg.startDrops.StaleSteps,
+		DroppedStale:  drops.StaleSteps - seg.startDrops.StaleSteps,
+		BudgetReached: e.budgetReached(),
 	}
 	st.CeilingFraction = ratio(st.StepsPerS, ceiling)
 	return st
+}
+
+// budgetReached reports whether a finite step budget is spent and every
+// collected step has been trained on (or dropped): nothing is left in
+// replay or in a partial chunk.
+func (e *Engine) budgetReached() bool {
+	if e.cfg.MaxEnvSteps == 0 || e.envSteps.Load() < e.cfg.MaxEnvSteps {
+		return false
+	}
+	if _, held := e.replay.Len(); held > 0 {
+		return false
+	}
+	for _, s := range e.slots {
+		if s.chunk != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// sameSpace reports whether two action spaces are equal.
+func sameSpace(a, b testenv.ActionSpace) bool {
+	return a.N == b.N && slices.Equal(a.Low, b.Low) && slices.Equal(a.High, b.High)
 }
 
 // recoverInto reports a recovered panic of the named component to fail.

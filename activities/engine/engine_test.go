@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/accerl/accerl/kernels"
 	"github.com/accerl/accerl/testenv"
 )
 
@@ -22,10 +23,10 @@ func smallConfig(mode string) Config {
 	cfg.ChunkSteps = 8
 	cfg.BatchSteps = 64
 	cfg.ReplayCapacity = 256
-	cfg.Hidden = []int{16, 16}
+	cfg.Policy.Hidden = []int{16, 16}
 	cfg.MaxWait = 200 * time.Microsecond
-	cfg.PPO.Minibatches = 2
-	cfg.PPO.Epochs = 2
+	cfg.Learner.Minibatches = 2
+	cfg.Learner.Epochs = 2
 	cfg.Seed = 7
 	return cfg
 }
@@ -57,9 +58,26 @@ func TestSyncDeterminismAndResume(t *testing.T) {
 		{"lag-recompute-anneal", func(c *Config) {
 			c.Lag = 2
 			c.RecomputeValues = true
-			c.GlobalAdvNorm = true
-			c.AnnealLR, c.TotalUpdates = true, 6
+			c.Learner.AdvNorm = kernels.AdvNormGlobal
+			c.Learner.Schedule.Kind, c.Learner.Schedule.Total = kernels.LRLinear, 6
 			c.MaxEpisodeSteps = 20 // truncations inside the run
+		}},
+		{"tokens-gipo", func(c *Config) {
+			// Pendulum's one action dimension cut into 9 tokens;
+			// truncations at 20 steps.
+			c.Env, c.MaxEpisodeSteps = testenv.KindPendulum, 20
+			c.Policy.Head, c.Policy.Bins = kernels.HeadTokens, 9
+			c.Learner.Algo = kernels.AlgoGIPO
+			c.Lag = 1
+		}},
+		{"gaussian-sapo", func(c *Config) {
+			c.Env, c.MaxEpisodeSteps = testenv.KindMountainCarContinuous, 30
+			c.Policy.Head, c.Policy.InitLogStd = kernels.HeadGaussian, -0.5
+			c.Learner.Algo = kernels.AlgoSAPO
+		}},
+		{"vtrace", func(c *Config) {
+			c.Learner = kernels.DefaultLearnerConfig(kernels.AlgoVTrace)
+			c.Lag = 1
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -265,7 +283,7 @@ func TestSnapshotRejectsMismatch(t *testing.T) {
 		t.Fatal("snapshot of 4 envs accepted by a 6-env config")
 	}
 	other = cfg
-	other.Hidden = []int{8}
+	other.Policy.Hidden = []int{8}
 	if _, err := New(other, snap); err == nil {
 		t.Fatal("snapshot accepted by a different network")
 	}
@@ -274,6 +292,33 @@ func TestSnapshotRejectsMismatch(t *testing.T) {
 	bad.Params[3] = math.NaN()
 	if _, err := New(cfg, &bad); err == nil {
 		t.Fatal("snapshot with a NaN parameter accepted")
+	}
+	// A format-1 snapshot (before heads existed) is a categorical one.
+	old := *snap
+	old.Format, old.Head = 1, ""
+	if _, err := New(cfg, &old); err != nil {
+		t.Fatalf("format-1 snapshot refused by a categorical config: %v", err)
+	}
+
+	// Same env, another head: refused by name, before any shape check.
+	tok := smallConfig(ModeSync)
+	tok.Env, tok.Policy.Head, tok.Policy.Bins = testenv.KindPendulum, kernels.HeadTokens, 4
+	tsnap, err := mustNew(t, tok, nil).Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gauss := tok
+	gauss.Policy.Head = kernels.HeadGaussian
+	if _, err := New(gauss, tsnap); err == nil || !strings.Contains(err.Error(), "tokens policy") {
+		t.Fatalf("tokens snapshot restored into a gaussian config: %v", err)
+	}
+	// A replayed token outside the bins is refused, not left to panic in
+	// the learner.
+	tsnap.Envs[1].Partial = chunkOf(1, 0, 2, 0)
+	tsnap.Envs[1].Partial.Obs = make([]float64, 2*3)
+	tsnap.Envs[1].Partial.Actions[1] = 4
+	if _, err := New(tok, tsnap); err == nil || !strings.Contains(err.Error(), "action token 4 at 1, outside [0, 4)") {
+		t.Fatalf("out-of-range token accepted: %v", err)
 	}
 }
 
@@ -310,16 +355,5 @@ func TestEnvPanicBecomesRunError(t *testing.T) {
 			t.Fatalf("%s: Run returned %v, want the env 2 panic", mode, err)
 		}
 		waitGoroutines(t, before)
-	}
-}
-
-func TestTrainerRejectsNonFiniteReward(t *testing.T) {
-	cfg := smallConfig(ModeSync)
-	cfg.PPO.Minibatches = 1
-	tr := constCriticTrainer(t, cfg, 0)
-	c := twoStepChunk(0, 0, true)
-	c.Rewards[1] = math.Inf(1)
-	if _, _, err := tr.update([]*Chunk{c}); err == nil || tr.version != 0 {
-		t.Fatalf("update on an infinite reward: err %v, version %d; want an error and version 0", err, tr.version)
 	}
 }

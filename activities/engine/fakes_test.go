@@ -1,9 +1,16 @@
 package engine
 
 import (
+	"encoding/binary"
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
+	"testing"
 	"time"
+
+	"github.com/accerl/accerl/kernels"
+	"github.com/accerl/accerl/testenv"
 )
 
 // fakeClock is a manual Clock: time moves only through Advance.
@@ -76,18 +83,19 @@ func (t *fakeTimer) Stop() bool {
 	return true
 }
 
-// echoPolicy is a fake Policy: the action is obs[0] as an int, the log-prob
-// is -obs[0], the value is the first parameter (so tests see which weights
-// acted), and every call can advance a fake clock to simulate compute.
+// echoPolicy is a fake categorical Policy: the action is obs[0] as an int,
+// the log-prob is -obs[0], the value is the first parameter (so tests see
+// which weights acted), and every call can advance a fake clock to simulate
+// compute.
 type echoPolicy struct {
 	params  []float64
 	clock   *fakeClock
 	compute time.Duration
-	during  func() // called inside Act after the compute advance
+	during  func() // called inside ActActions after the compute advance
 	calls   int
 }
 
-func (p *echoPolicy) Act(obs []float64, n int, rng *rand.Rand, actions []int, logp, values []float64) {
+func (p *echoPolicy) ActActions(obs []float64, n int, rng *rand.Rand, a kernels.Actions, logp, values []float64) {
 	p.calls++
 	if p.clock != nil && p.compute > 0 {
 		p.clock.Advance(p.compute)
@@ -97,12 +105,18 @@ func (p *echoPolicy) Act(obs []float64, n int, rng *rand.Rand, actions []int, lo
 	}
 	d := len(obs) / n
 	for i := range n {
-		actions[i] = int(obs[i*d])
+		a.Tokens[i] = int(obs[i*d])
 		logp[i] = -obs[i*d]
 		values[i] = 0
 		if len(p.params) > 0 {
 			values[i] = p.params[0]
 		}
+	}
+}
+
+func (p *echoPolicy) EnvActions(a kernels.Actions, n int, out []float64) {
+	for i := range n {
+		out[i] = float64(a.Tokens[i])
 	}
 }
 
@@ -120,4 +134,66 @@ func (c *fakeClock) waitTimers(n int) {
 		}
 		time.Sleep(100 * time.Microsecond)
 	}
+}
+
+// reachEnv is a two-dimensional continuous task for action heads with more
+// than one action dimension (testenv's continuous tasks have one): the
+// observation is a point p in [−1, 1]², the action a ∈ [−1, 1]² moves it to
+// clip(p + a/4), the reward is −|p'|², and episodes are truncated after
+// reachSteps steps.
+type reachEnv struct {
+	p     [2]float64
+	steps int
+}
+
+const reachSteps = 10
+
+func (e *reachEnv) ObsDim() int { return 2 }
+
+func (e *reachEnv) ActionSpace() testenv.ActionSpace {
+	return testenv.ActionSpace{Low: []float64{-1, -1}, High: []float64{1, 1}}
+}
+
+func (e *reachEnv) Reset(rng *rand.Rand) []float64 {
+	e.p = [2]float64{2*rng.Float64() - 1, 2*rng.Float64() - 1}
+	e.steps = 0
+	return []float64{e.p[0], e.p[1]}
+}
+
+func (e *reachEnv) Step(a []float64) ([]float64, float64, bool, bool) {
+	if len(a) != 2 {
+		panic(fmt.Sprintf("reachEnv: action has %d values, want 2", len(a)))
+	}
+	for d := range e.p {
+		e.p[d] = math.Max(-1, math.Min(1, e.p[d]+a[d]/4))
+	}
+	e.steps++
+	return []float64{e.p[0], e.p[1]}, -(e.p[0]*e.p[0] + e.p[1]*e.p[1]), false, e.steps >= reachSteps
+}
+
+func (e *reachEnv) MarshalBinary() ([]byte, error) {
+	b := binary.LittleEndian.AppendUint64(nil, math.Float64bits(e.p[0]))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(e.p[1]))
+	return binary.LittleEndian.AppendUint64(b, uint64(e.steps)), nil
+}
+
+func (e *reachEnv) UnmarshalBinary(b []byte) error {
+	if len(b) != 24 {
+		return fmt.Errorf("reachEnv: state has %d bytes, want 24", len(b))
+	}
+	e.p[0] = math.Float64frombits(binary.LittleEndian.Uint64(b))
+	e.p[1] = math.Float64frombits(binary.LittleEndian.Uint64(b[8:]))
+	e.steps = int(binary.LittleEndian.Uint64(b[16:]))
+	return nil
+}
+
+// newReachEngine builds an engine on reachEnv. cfg.Env must still name a
+// continuous testenv kind: Validate checks the head against it.
+func newReachEngine(t *testing.T, cfg Config, snap *Snapshot) *Engine {
+	t.Helper()
+	e, err := newEngine(cfg, snap, func(int) (Env, error) { return &reachEnv{}, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

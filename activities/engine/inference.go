@@ -7,21 +7,61 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/accerl/accerl/kernels"
 )
 
-// Policy is the network the inference service runs. *kernels.ActorCritic
-// satisfies it. Act fills actions, logp and values for n observations laid out
-// row-major in obs, sampling actions with rng; it need not be safe for
-// concurrent use because only the service goroutine calls it.
+// Policy is the network the inference service runs; *kernels.Policy
+// satisfies it. ActActions fills a (the head's slice: Tokens or
+// Continuous), logp (n×ActionShape.LogProbs) and values (n) for n
+// observations laid out row-major in obs, sampling with rng; EnvActions
+// turns n such actions into environment actions (n×ActionShape.Env). Neither
+// need be safe for concurrent use: only the service goroutine calls them.
 type Policy interface {
-	Act(obs []float64, n int, rng *rand.Rand, actions []int, logp, values []float64)
+	ActActions(obs []float64, n int, rng *rand.Rand, a kernels.Actions, logp, values []float64)
+	EnvActions(a kernels.Actions, n int, out []float64)
 	SetParams(p []float64)
+}
+
+// ActionShape says how many values one step's action occupies in each form
+// a Policy produces.
+type ActionShape struct {
+	// Tokens is the number of ints per step in kernels.Actions.Tokens:
+	// 1 for a categorical head, ActionDims for a tokens head, 0 for a
+	// gaussian head.
+	Tokens int `json:"tokens"`
+	// Reals is the number of floats per step in kernels.Actions.Continuous:
+	// ActionDims for a gaussian head, 0 otherwise.
+	Reals int `json:"reals"`
+	// LogProbs is the number of log-probabilities per step
+	// (kernels.Policy.TokensPerStep).
+	LogProbs int `json:"log_probs"`
+	// Env is the length of the environment action
+	// (kernels.Policy.EnvActionDims).
+	Env int `json:"env"`
+}
+
+// categoricalShape is the shape of one discrete action index.
+var categoricalShape = ActionShape{Tokens: 1, LogProbs: 1, Env: 1}
+
+// ShapeOf returns the action shape of p's head.
+func ShapeOf(p *kernels.Policy) ActionShape {
+	s := ActionShape{LogProbs: p.TokensPerStep(), Env: p.EnvActionDims()}
+	if p.Config().Head == kernels.HeadGaussian {
+		s.Reals = p.EnvActionDims()
+	} else {
+		s.Tokens = p.TokensPerStep()
+	}
+	return s
 }
 
 // InferenceConfig configures an InferenceService.
 type InferenceConfig struct {
 	// ObsDim is the length of every request's observation.
 	ObsDim int
+	// Action is the shape of one step's action; the zero value means one
+	// categorical action index.
+	Action ActionShape
 	// MaxBatch is the most requests one batch holds; a batch runs as soon as
 	// this many are queued. Larger values amortise compute over more
 	// requests.
@@ -44,8 +84,10 @@ type InferenceConfig struct {
 }
 
 // Request is one environment's call for an action. A requester owns its
-// Request; it must not touch Obs between Submit and the reply. Create one
-// with NewRequest and reuse it for successive steps of the same environment.
+// Request; it must not touch it between Submit and the reply. Create one
+// with InferenceService.NewRequest and reuse it for successive steps of the
+// same environment. After Wait returns a reply, Tokens, Reals, LogProbs and
+// EnvAction hold the chosen action until the next Submit.
 type Request struct {
 	// Obs is the observation (ObsDim values).
 	Obs []float64
@@ -53,22 +95,34 @@ type Request struct {
 	// PerRequestRNG; it is used by the service goroutine only while the
 	// requester waits.
 	RNG *rand.Rand
+	// Tokens, Reals and LogProbs are the sampled action as the policy's
+	// head represents it (ActionShape.Tokens ints, ActionShape.Reals floats)
+	// and its per-token log-probabilities under the acting weights.
+	Tokens   []int
+	Reals    []float64
+	LogProbs []float64
+	// EnvAction is the action to pass to the environment.
+	EnvAction []float64
 
 	arrived time.Time
 	reply   chan Reply
 }
 
-// NewRequest returns a request with an ObsDim-long observation buffer.
-func NewRequest(obsDim int) *Request {
-	return &Request{Obs: make([]float64, obsDim), reply: make(chan Reply, 1)}
+// NewRequest returns a request with buffers sized for the service's
+// observations and actions.
+func (s *InferenceService) NewRequest() *Request { return newRequest(s.cfg.ObsDim, s.cfg.Action) }
+
+func newRequest(obsDim int, a ActionShape) *Request {
+	return &Request{
+		Obs: make([]float64, obsDim), Tokens: make([]int, a.Tokens), Reals: make([]float64, a.Reals),
+		LogProbs: make([]float64, a.LogProbs), EnvAction: make([]float64, a.Env),
+		reply: make(chan Reply, 1),
+	}
 }
 
-// Reply is the service's answer to one request.
+// Reply is the service's answer to one request; the action itself is in
+// the Request's buffers.
 type Reply struct {
-	// Action is the sampled discrete action.
-	Action int
-	// LogProb is log π(Action | Obs) under the acting weights.
-	LogProb float64
 	// Value is the critic's V(Obs) under the acting weights.
 	Value float64
 	// Version is the policy version of the acting weights.
@@ -188,16 +242,25 @@ type InferenceService struct {
 	onBatch  func(BatchRecord)
 	loaded   int64 // version currently loaded into policy, -1 = none
 	obsBuf   []float64
-	actBuf   []int
+	tokBuf   []int
+	realBuf  []float64
 	logpBuf  []float64
+	envBuf   []float64
 	valueBuf []float64
 }
 
 // NewInferenceService returns a service that evaluates policy (which it then
 // owns) and samples actions with rng unless cfg.PerRequestRNG is set. It
-// panics on a non-positive ObsDim or MaxBatch, or a negative MaxWait or Lag.
+// panics on a non-positive ObsDim or MaxBatch, a negative MaxWait or Lag, or
+// an action shape without log-probabilities, environment action or action
+// values.
 func NewInferenceService(cfg InferenceConfig, policy Policy, rng *rand.Rand) *InferenceService {
-	if cfg.ObsDim <= 0 || cfg.MaxBatch <= 0 || cfg.MaxWait < 0 || cfg.Lag < 0 {
+	if cfg.Action == (ActionShape{}) {
+		cfg.Action = categoricalShape
+	}
+	a := cfg.Action
+	if cfg.ObsDim <= 0 || cfg.MaxBatch <= 0 || cfg.MaxWait < 0 || cfg.Lag < 0 ||
+		a.Tokens < 0 || a.Reals < 0 || a.Tokens+a.Reals < 1 || a.LogProbs < 1 || a.Env < 1 {
 		panic(fmt.Sprintf("engine: NewInferenceService: bad config %+v", cfg))
 	}
 	clock := cfg.Clock
@@ -215,8 +278,10 @@ func NewInferenceService(cfg InferenceConfig, policy Policy, rng *rand.Rand) *In
 		window:   newInferenceStats(cfg.MaxBatch),
 		loaded:   -1,
 		obsBuf:   make([]float64, cfg.MaxBatch*cfg.ObsDim),
-		actBuf:   make([]int, cfg.MaxBatch),
-		logpBuf:  make([]float64, cfg.MaxBatch),
+		tokBuf:   make([]int, cfg.MaxBatch*a.Tokens),
+		realBuf:  make([]float64, cfg.MaxBatch*a.Reals),
+		logpBuf:  make([]float64, cfg.MaxBatch*a.LogProbs),
+		envBuf:   make([]float64, cfg.MaxBatch*a.Env),
 		valueBuf: make([]float64, cfg.MaxBatch),
 	}
 }
@@ -301,8 +366,13 @@ func (s *InferenceService) AddRequesters(delta int) {
 // Submit stamps r with the current time and queues it. It fails only when
 // ctx is done before the request could be queued.
 func (s *InferenceService) Submit(ctx context.Context, r *Request) error {
+	a := s.cfg.Action
 	if len(r.Obs) != s.cfg.ObsDim {
 		panic(fmt.Sprintf("engine: Submit: observation has %d values, want %d", len(r.Obs), s.cfg.ObsDim))
+	}
+	if len(r.Tokens) != a.Tokens || len(r.Reals) != a.Reals || len(r.LogProbs) != a.LogProbs || len(r.EnvAction) != a.Env {
+		panic(fmt.Sprintf("engine: Submit: request buffers (%d tokens, %d reals, %d log-probs, %d env values) do not fit action shape %+v; use NewRequest",
+			len(r.Tokens), len(r.Reals), len(r.LogProbs), len(r.EnvAction), a))
 	}
 	if s.cfg.PerRequestRNG && r.RNG == nil {
 		panic("engine: Submit: PerRequestRNG service needs Request.RNG")
@@ -447,17 +517,28 @@ func (s *InferenceService) runBatch(batch []*Request, waiting int, start time.Ti
 		copy(s.obsBuf[i*d:(i+1)*d], r.Obs)
 	}
 	t0 := s.clock.Now()
+	a := s.cfg.Action
 	if s.cfg.PerRequestRNG {
 		for i, r := range batch {
-			s.policy.Act(s.obsBuf[i*d:(i+1)*d], 1, r.RNG, s.actBuf[i:i+1], s.logpBuf[i:i+1], s.valueBuf[i:i+1])
+			act := kernels.Actions{Tokens: r.Tokens, Continuous: r.Reals}
+			s.policy.ActActions(s.obsBuf[i*d:(i+1)*d], 1, r.RNG, act, r.LogProbs, s.valueBuf[i:i+1])
+			s.policy.EnvActions(act, 1, r.EnvAction)
 		}
 	} else {
-		s.policy.Act(s.obsBuf[:n*d], n, s.rng, s.actBuf[:n], s.logpBuf[:n], s.valueBuf[:n])
+		act := kernels.Actions{Tokens: s.tokBuf[:n*a.Tokens], Continuous: s.realBuf[:n*a.Reals]}
+		s.policy.ActActions(s.obsBuf[:n*d], n, s.rng, act, s.logpBuf[:n*a.LogProbs], s.valueBuf[:n])
+		s.policy.EnvActions(act, n, s.envBuf[:n*a.Env])
+		for i, r := range batch {
+			copy(r.Tokens, s.tokBuf[i*a.Tokens:(i+1)*a.Tokens])
+			copy(r.Reals, s.realBuf[i*a.Reals:(i+1)*a.Reals])
+			copy(r.LogProbs, s.logpBuf[i*a.LogProbs:(i+1)*a.LogProbs])
+			copy(r.EnvAction, s.envBuf[i*a.Env:(i+1)*a.Env])
+		}
 	}
 	rec.Compute = s.clock.Now().Sub(t0)
 	for i, r := range batch {
 		select {
-		case r.reply <- Reply{Action: s.actBuf[i], LogProb: s.logpBuf[i], Value: s.valueBuf[i], Version: w.version, Wait: rec.Waits[i]}:
+		case r.reply <- Reply{Value: s.valueBuf[i], Version: w.version, Wait: rec.Waits[i]}:
 		default:
 			panic("engine: inference request submitted again before its reply was read")
 		}

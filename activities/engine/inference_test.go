@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/accerl/accerl/kernels"
 )
 
 // startService runs s until the test ends and returns a channel that
@@ -22,7 +24,7 @@ func startService(t *testing.T, s *InferenceService) <-chan BatchRecord {
 }
 
 func req(id float64) *Request {
-	r := NewRequest(1)
+	r := newRequest(1, categoricalShape)
 	r.Obs[0] = id
 	return r
 }
@@ -76,7 +78,7 @@ func TestBatchFiresAtMaxBatch(t *testing.T) {
 	}
 	for i, r := range reqs[:4] {
 		rep, err := r.Wait(ctx)
-		if err != nil || rep.Action != i {
+		if err != nil || r.Tokens[0] != i || r.EnvAction[0] != float64(i) || r.LogProbs[0] != -float64(i) {
 			t.Fatalf("request %d: reply %+v, %v", i, rep, err)
 		}
 	}
@@ -162,7 +164,7 @@ func TestWaitBoundedByMaxWaitPlusCompute(t *testing.T) {
 	if second.Waits[0] > maxWait+first.Compute {
 		t.Errorf("wait %v exceeds MaxWait + compute %v", second.Waits[0], maxWait+first.Compute)
 	}
-	if rep, err := b.Wait(ctx); err != nil || rep.Action != 2 || rep.Wait != 7*time.Millisecond {
+	if rep, err := b.Wait(ctx); err != nil || b.Tokens[0] != 2 || rep.Wait != 7*time.Millisecond {
 		t.Fatalf("B reply %+v, %v", rep, err)
 	}
 }
@@ -193,18 +195,17 @@ func TestEveryRequestAnsweredOnce(t *testing.T) {
 		var wg sync.WaitGroup
 		for g := range requesters {
 			wg.Go(func() {
-				r := NewRequest(1)
+				r := newRequest(1, categoricalShape)
 				r.RNG = rand.New(rand.NewPCG(uint64(g), 9))
 				for i := range each {
 					id := g*1000 + i
 					r.Obs[0] = float64(id)
-					rep, err := s.Infer(ctx, r)
-					if err != nil {
+					if _, err := s.Infer(ctx, r); err != nil {
 						t.Error(err)
 						return
 					}
-					if rep.Action != id {
-						t.Errorf("requester %d got action %d, want %d", g, rep.Action, id)
+					if r.Tokens[0] != id {
+						t.Errorf("requester %d got action %d, want %d", g, r.Tokens[0], id)
 						return
 					}
 					select {
@@ -256,6 +257,59 @@ func TestPublishedWeightsAndLag(t *testing.T) {
 		}
 		if h := s.published(); len(h) != lag+1 {
 			t.Errorf("lag %d: service retains %d versions, want %d", lag, len(h), lag+1)
+		}
+	}
+}
+
+func TestServiceRunsMultiTokenPolicy(t *testing.T) {
+	// A tokens head with two action dimensions: each reply must carry its
+	// own row of the batched ActActions call (2 tokens, 2 log-probs) and
+	// the bin centres as the environment action.
+	pc := kernels.PolicyConfig{ObsDim: 2, Head: kernels.HeadTokens, ActionDims: 2, Low: []float64{-1, 0}, High: []float64{1, 4},
+		Bins: 8, EmbedDim: 3, Hidden: []int{5}, Activation: kernels.ActTanh}
+	pol := kernels.NewPolicy(pc, rand.New(rand.NewPCG(3, 3)))
+	ref := pol.Clone()
+	shape := ShapeOf(pol)
+	if shape != (ActionShape{Tokens: 2, LogProbs: 2, Env: 2}) {
+		t.Fatalf("tokens shape %+v", shape)
+	}
+	s := NewInferenceService(InferenceConfig{ObsDim: 2, Action: shape, MaxBatch: 3, MaxWait: time.Hour, Clock: newFakeClock()},
+		pol, rand.New(rand.NewPCG(9, 9)))
+	s.Publish(0, pol.Params())
+	ctx := context.Background()
+	obs := []float64{0.1, -0.2, 0.5, 0.3, -0.7, 0.9}
+	var reqs []*Request
+	for i := range 3 {
+		r := s.NewRequest()
+		copy(r.Obs, obs[2*i:2*i+2])
+		if err := s.Submit(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		reqs = append(reqs, r)
+	}
+	startService(t, s)
+	var values []float64
+	for _, r := range reqs {
+		rep, err := r.Wait(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		values = append(values, rep.Value)
+	}
+	// The same batch through the reference clone with the same RNG.
+	tok, logp, val := make([]int, 6), make([]float64, 6), make([]float64, 3)
+	ref.ActActions(obs, 3, rand.New(rand.NewPCG(9, 9)), kernels.Actions{Tokens: tok}, logp, val)
+	for i, r := range reqs {
+		for k := range 2 {
+			low, high := pc.Low[k], pc.High[k]
+			centre := kernels.BinCenter(tok[2*i+k], 8, low, high)
+			if r.Tokens[k] != tok[2*i+k] || r.LogProbs[k] != logp[2*i+k] || r.EnvAction[k] != centre {
+				t.Fatalf("request %d dim %d: token %d logp %v env %v; want %d, %v, %v",
+					i, k, r.Tokens[k], r.LogProbs[k], r.EnvAction[k], tok[2*i+k], logp[2*i+k], centre)
+			}
+		}
+		if values[i] != val[i] {
+			t.Fatalf("request %d: value %v, want %v", i, values[i], val[i])
 		}
 	}
 }

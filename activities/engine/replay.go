@@ -7,10 +7,10 @@ import (
 )
 
 // Chunk is a contiguous piece of one environment's trajectory inside one
-// episode: T steps of (observation, action, behaviour log-probability,
+// episode: T steps of (observation, action, behaviour log-probabilities,
 // behaviour value, reward, acting policy version). A chunk ends when it holds
-// ChunkSteps steps ("cut"), when the episode terminates or is truncated, or at
-// the end of a sync round (also a cut).
+// ChunkSteps steps ("cut"), when the episode terminates or is truncated, at
+// the end of a sync round, or when the step budget is spent (also cuts).
 type Chunk struct {
 	// Env is the global environment index (worker*EnvsPerWorker + slot).
 	Env int `json:"env"`
@@ -19,9 +19,16 @@ type Chunk struct {
 	Seq int64 `json:"seq"`
 	// Obs holds T observations row-major (T*ObsDim values).
 	Obs []float64 `json:"obs"`
-	// Actions, LogProbs and Values are what the acting policy chose and
-	// estimated at each step; Rewards what the environment returned.
-	Actions  []int     `json:"actions"`
+	// Actions holds the action tokens, T×ActionShape.Tokens row-major: the
+	// action index per step for a categorical head, ActionDims bin indices
+	// per step for a tokens head, nothing for a gaussian head.
+	Actions []int `json:"actions"`
+	// ContActions holds a gaussian head's actions as sampled (before
+	// clipping to the action bounds), T×ActionDims row-major.
+	ContActions []float64 `json:"cont_actions,omitempty"`
+	// LogProbs are the acting policy's per-token log-probabilities,
+	// T×ActionShape.LogProbs row-major; Values its V(o_t); Rewards what
+	// the environment returned.
 	LogProbs []float64 `json:"log_probs"`
 	Values   []float64 `json:"values"`
 	Rewards  []float64 `json:"rewards"`
@@ -41,7 +48,7 @@ type Chunk struct {
 }
 
 // Len returns the number of steps in the chunk.
-func (c *Chunk) Len() int { return len(c.Actions) }
+func (c *Chunk) Len() int { return len(c.Versions) }
 
 // minVersion returns the oldest acting version in the chunk.
 func (c *Chunk) minVersion() int64 {
@@ -143,6 +150,13 @@ func (b *ReplayBuffer) pruneStale() {
 // lengths add up to at least minSteps, with Staleness filled in. It returns
 // an error only when ctx is done first. minSteps must be in [1, capacity].
 func (b *ReplayBuffer) Take(ctx context.Context, minSteps int) ([]*Chunk, error) {
+	return b.TakeOrDrain(ctx, minSteps, nil)
+}
+
+// TakeOrDrain is Take, except that once done is closed (no more chunks will
+// be pushed) and fewer than minSteps steps are held, it removes and returns
+// everything held, possibly nothing. A nil done never closes.
+func (b *ReplayBuffer) TakeOrDrain(ctx context.Context, minSteps int, done <-chan struct{}) ([]*Chunk, error) {
 	if minSteps <= 0 || minSteps > b.capacity {
 		panic(fmt.Sprintf("engine: ReplayBuffer.Take: minSteps %d outside [1, %d]", minSteps, b.capacity))
 	}
@@ -150,31 +164,46 @@ func (b *ReplayBuffer) Take(ctx context.Context, minSteps int) ([]*Chunk, error)
 		b.mu.Lock()
 		b.pruneStale()
 		if b.steps >= minSteps {
-			var out []*Chunk
-			got := 0
-			for got < minSteps {
-				c := b.chunks[0]
-				b.chunks[0] = nil
-				b.chunks = b.chunks[1:]
-				got += c.Len()
-				c.Staleness = make([]int64, c.Len())
-				for t, v := range c.Versions {
-					c.Staleness[t] = b.version - v
-				}
-				out = append(out, c)
-			}
-			b.steps -= got
+			out := b.takeLocked(minSteps)
 			b.mu.Unlock()
 			return out, nil
+		}
+		select {
+		case <-done:
+			out := b.takeLocked(b.steps)
+			b.mu.Unlock()
+			return out, nil
+		default:
 		}
 		wake := b.notify
 		b.mu.Unlock()
 		select {
 		case <-wake:
+		case <-done:
 		case <-ctx.Done():
 			return nil, fmt.Errorf("take %d steps from replay: %w", minSteps, ctx.Err())
 		}
 	}
+}
+
+// takeLocked removes the oldest whole chunks holding at least n steps (n <=
+// b.steps) and fills in their staleness. Callers hold mu.
+func (b *ReplayBuffer) takeLocked(n int) []*Chunk {
+	var out []*Chunk
+	got := 0
+	for got < n {
+		c := b.chunks[0]
+		b.chunks[0] = nil
+		b.chunks = b.chunks[1:]
+		got += c.Len()
+		c.Staleness = make([]int64, c.Len())
+		for t, v := range c.Versions {
+			c.Staleness[t] = b.version - v
+		}
+		out = append(out, c)
+	}
+	b.steps -= got
+	return out
 }
 
 // Len returns the number of chunks and steps held.

@@ -117,3 +117,44 @@ func TestReplayStalenessTagsAndDrop(t *testing.T) {
 		t.Fatalf("drops %+v, want 1 stale chunk of 2 steps", d)
 	}
 }
+
+func TestReplayTakeOrDrain(t *testing.T) {
+	b := NewReplayBuffer(20, 0)
+	done := make(chan struct{})
+	b.Push(chunkOf(0, 0, 4, 0))
+	b.Push(chunkOf(0, 1, 3, 0))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	// Before done: 7 < 8 steps, so it waits until ctx ends.
+	if _, err := b.TakeOrDrain(ctx, 8, done); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("TakeOrDrain before done = %v, want the deadline", err)
+	}
+	b.Push(chunkOf(0, 2, 2, 0))
+	close(done)
+	// 9 >= 8: a normal take of whole chunks, oldest first (4+3+2).
+	got, err := b.TakeOrDrain(context.Background(), 5, done)
+	if err != nil || !equalInt64s(seqs(got), []int64{0, 1}) {
+		t.Fatalf("take 5 = %v, %v; want chunks [0 1]", seqs(got), err)
+	}
+	// 2 < 5 after done: everything left.
+	got, err = b.TakeOrDrain(context.Background(), 5, done)
+	if err != nil || !equalInt64s(seqs(got), []int64{2}) {
+		t.Fatalf("drain = %v, %v; want chunk [2]", seqs(got), err)
+	}
+	// Empty after done: nothing, at once.
+	if got, err := b.TakeOrDrain(context.Background(), 5, done); err != nil || len(got) != 0 {
+		t.Fatalf("drain of an empty buffer = %v, %v; want nothing", seqs(got), err)
+	}
+}
+
+func equalInt64s(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -14,7 +14,8 @@ import (
 
 // Env is the environment interface the engine steps. testenv's
 // environments satisfy it; any other simulator can by providing the same
-// methods (discrete actions travel as action[0] = float64(index)).
+// methods (discrete actions travel as action[0] = float64(index),
+// continuous ones as ActionSpace().Dims() values within Low and High).
 type Env interface {
 	// ObsDim returns the observation length.
 	ObsDim() int
@@ -39,9 +40,12 @@ type Episode struct {
 	// Return is the undiscounted sum of rewards; Length the number of steps.
 	Return float64 `json:"return"`
 	Length int     `json:"length"`
-	// EnvSteps is the run-wide environment step count when it ended (in
-	// async mode approximate to within the steps other environments took
-	// concurrently).
+	// EnvSteps is the run-wide environment step count when it ended. In
+	// async mode it is approximate to within the steps other environments
+	// took concurrently; in sync mode it counts the round's steps as if all
+	// environments stepped in lockstep, so that it does not depend on
+	// scheduling (the round's step j of every environment comes before
+	// step j+1 of any).
 	EnvSteps int64 `json:"env_steps"`
 	// PolicyVersion is the version that chose the episode's last action.
 	PolicyVersion int64 `json:"policy_version"`
@@ -75,13 +79,52 @@ type rollout struct {
 	svc        *InferenceService
 	replay     *ReplayBuffer
 	obsDim     int
+	shape      ActionShape
 	chunkSteps int
 	envSteps   *atomic.Int64
 	fail       func(error) // reports a panic and stops the run; set by Run
 
+	// budget is Config.MaxEnvSteps (0 = unlimited). In async mode every
+	// environment reserves each step in reserved before asking for its
+	// action and gives the reservation back if it stops first, so that the
+	// environments together never take more than budget steps. Between
+	// runs reserved equals envSteps.
+	budget   int64
+	reserved atomic.Int64
+
 	mu       sync.Mutex
 	finished []Episode // episodes not yet reported
 	episodes int64     // run-wide finished episodes
+}
+
+// reserve claims one step of the budget; it reports false when the budget
+// is spent.
+func (r *rollout) reserve() bool {
+	if r.budget == 0 {
+		return true
+	}
+	for {
+		n := r.reserved.Load()
+		if n >= r.budget {
+			return false
+		}
+		if r.reserved.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// release gives back a reservation that was not stepped.
+func (r *rollout) release() {
+	if r.budget > 0 {
+		r.reserved.Add(-1)
+	}
+}
+
+// budgetSpent reports whether every step of a finite budget has been
+// reserved.
+func (r *rollout) budgetSpent() bool {
+	return r.budget > 0 && r.reserved.Load() >= r.budget
 }
 
 func (r *rollout) addEpisode(ep Episode) {
@@ -100,18 +143,36 @@ func (r *rollout) takeEpisodes() []Episode {
 	return out
 }
 
-// runWorkers runs every rollout worker (workers consecutive slots each)
-// and returns when all have stopped. All environments are registered with
-// the inference service before any starts, so that its "everyone is
-// waiting" trigger never fires on a partial population. steps < 0 runs
-// until ctx is done (async); steps >= 0 collects exactly that many steps per
-// environment and then cuts the partial chunk (one sync round).
-func (r *rollout) runWorkers(ctx context.Context, slots []*envSlot, workers, steps int, sampleWithEnvRNG bool) {
+// runWorkers runs every rollout worker (len(slots)/workers consecutive
+// slots each) and returns when all have stopped. All environments are
+// registered with the inference service before any starts, so that its
+// "everyone is waiting" trigger never fires on a partial population. With
+// quota == nil (async) every environment runs until ctx is done or the
+// step budget is spent; otherwise slot i collects exactly quota[i] steps and
+// then cuts its partial chunk (one sync round).
+func (r *rollout) runWorkers(ctx context.Context, slots []*envSlot, workers int, quota []int, sampleWithEnvRNG bool) {
 	r.svc.AddRequesters(len(slots))
 	per := len(slots) / workers
+	var lockstep func(j int) int64
+	if quota != nil {
+		start := r.envSteps.Load()
+		lockstep = func(j int) int64 {
+			n := start
+			for _, q := range quota {
+				n += int64(min(q, j+1))
+			}
+			return n
+		}
+	}
 	var wg sync.WaitGroup
 	for w := range workers {
-		wg.Go(func() { r.runWorker(ctx, slots[w*per:(w+1)*per], steps, sampleWithEnvRNG) })
+		wg.Go(func() {
+			var q []int
+			if quota != nil {
+				q = quota[w*per : (w+1)*per]
+			}
+			r.runWorker(ctx, slots[w*per:(w+1)*per], q, lockstep, sampleWithEnvRNG)
+		})
 	}
 	wg.Wait()
 }
@@ -119,35 +180,49 @@ func (r *rollout) runWorkers(ctx context.Context, slots []*envSlot, workers, ste
 // runWorker steps the environments of one rollout worker, each in its own
 // goroutine, so that no environment ever waits for another one's slow
 // simulator step; it returns when all of them have stopped.
-func (r *rollout) runWorker(ctx context.Context, slots []*envSlot, steps int, sampleWithEnvRNG bool) {
+func (r *rollout) runWorker(ctx context.Context, slots []*envSlot, quota []int, lockstep func(int) int64, sampleWithEnvRNG bool) {
 	var wg sync.WaitGroup
-	for _, s := range slots {
-		wg.Go(func() { r.runEnv(ctx, s, steps, sampleWithEnvRNG) })
+	for i, s := range slots {
+		steps := -1
+		if quota != nil {
+			steps = quota[i]
+		}
+		wg.Go(func() { r.runEnv(ctx, s, steps, lockstep, sampleWithEnvRNG) })
 	}
 	wg.Wait()
 }
 
 // runEnv is one environment's loop: ask inference for an action, wait only
-// for that reply, step, record. It stops quietly when ctx is done; the slot
-// then holds a consistent state (observation awaiting an action, partial
-// chunk) for the next Run or a Snapshot.
-func (r *rollout) runEnv(ctx context.Context, s *envSlot, steps int, sampleWithEnvRNG bool) {
+// for that reply, step, record. With steps >= 0 it takes exactly that many
+// steps and then cuts its partial chunk. With steps < 0 it reserves every
+// step from the budget first; when the budget is spent it cuts its partial
+// chunk and stops. It stops quietly when ctx is done; the slot then holds a
+// consistent state (observation awaiting an action, partial chunk) for the
+// next Run or a Snapshot. lockstep, if set, gives the run-wide step count
+// that finished episodes report after the round's step j (see
+// Episode.EnvSteps).
+func (r *rollout) runEnv(ctx context.Context, s *envSlot, steps int, lockstep func(int) int64, sampleWithEnvRNG bool) {
 	defer r.svc.AddRequesters(-1) // registered by runWorkers
 	defer recoverInto(r.fail, fmt.Sprintf("env %d", s.index))
-	req := NewRequest(r.obsDim)
+	req := r.svc.NewRequest()
 	if sampleWithEnvRNG {
 		req.RNG = s.rng
 	}
-	action := make([]float64, 1)
 	for i := 0; steps < 0 || i < steps; i++ {
+		if steps < 0 && !r.reserve() {
+			r.cut(s) // budget spent: everything collected goes to replay
+			return
+		}
 		copy(req.Obs, s.obs)
 		rep, err := r.svc.Infer(ctx, req)
 		if err != nil {
+			if steps < 0 {
+				r.release()
+			}
 			return
 		}
-		action[0] = float64(rep.Action)
 		t0 := time.Now()
-		next, reward, terminated, truncated := s.env.Step(action)
+		next, reward, terminated, truncated := s.env.Step(req.EnvAction)
 		simTime := time.Since(t0)
 
 		c := s.chunk
@@ -156,8 +231,9 @@ func (r *rollout) runEnv(ctx context.Context, s *envSlot, steps int, sampleWithE
 			s.chunk = c
 		}
 		c.Obs = append(c.Obs, s.obs...)
-		c.Actions = append(c.Actions, rep.Action)
-		c.LogProbs = append(c.LogProbs, rep.LogProb)
+		c.Actions = append(c.Actions, req.Tokens...)
+		c.ContActions = append(c.ContActions, req.Reals...)
+		c.LogProbs = append(c.LogProbs, req.LogProbs...)
 		c.Values = append(c.Values, rep.Value)
 		c.Rewards = append(c.Rewards, reward)
 		c.Versions = append(c.Versions, rep.Version)
@@ -173,6 +249,9 @@ func (r *rollout) runEnv(ctx context.Context, s *envSlot, steps int, sampleWithE
 				c.NextObs = next
 			}
 			r.push(s)
+			if lockstep != nil {
+				total = lockstep(i)
+			}
 			r.addEpisode(Episode{Env: s.index, Return: s.epReturn, Length: s.epLen, EnvSteps: total,
 				PolicyVersion: rep.Version, Truncated: c.Truncated})
 			s.epReturn, s.epLen = 0, 0
@@ -189,20 +268,29 @@ func (r *rollout) runEnv(ctx context.Context, s *envSlot, steps int, sampleWithE
 		s.simNanos.Add(int64(simTime))
 		s.steps.Add(1)
 	}
-	if steps >= 0 && s.chunk != nil {
-		// End of a sync round: cut here and bootstrap from the current
-		// observation.
-		s.chunk.NextObs = append([]float64(nil), s.obs...)
-		r.push(s)
+	if steps >= 0 {
+		r.cut(s) // end of a sync round
 	}
+}
+
+// cut pushes the slot's partial chunk, if any, bootstrapping from the
+// current observation.
+func (r *rollout) cut(s *envSlot) {
+	if s.chunk == nil {
+		return
+	}
+	s.chunk.NextObs = append([]float64(nil), s.obs...)
+	r.push(s)
 }
 
 func (r *rollout) newChunk(s *envSlot) *Chunk {
 	n := r.chunkSteps
+	a := r.shape
 	c := &Chunk{
 		Env: s.index, Seq: s.seq,
 		Obs:     make([]float64, 0, n*r.obsDim),
-		Actions: make([]int, 0, n), LogProbs: make([]float64, 0, n), Values: make([]float64, 0, n),
+		Actions: make([]int, 0, n*a.Tokens), ContActions: make([]float64, 0, n*a.Reals),
+		LogProbs: make([]float64, 0, n*a.LogProbs), Values: make([]float64, 0, n),
 		Rewards: make([]float64, 0, n), Versions: make([]int64, 0, n),
 	}
 	s.seq++

@@ -5,10 +5,15 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/accerl/accerl/kernels"
 )
 
-// snapshotFormat versions the Snapshot layout.
-const snapshotFormat = 1
+// snapshotFormat versions the Snapshot layout. Format 2 added the policy
+// head (Head, ActionDims) and continuous actions in chunks; a format-1
+// snapshot (categorical policies only) is still accepted by a categorical
+// configuration, whose parameter layout did not change.
+const snapshotFormat = 2
 
 // Snapshot is everything an Engine needs to continue exactly where it
 // stopped: parameters and optimiser state, every environment's state, RNG
@@ -17,14 +22,18 @@ const snapshotFormat = 1
 // plain data and round-trips through encoding/json without loss (float64
 // values are written in shortest round-trip form; []byte as base64).
 type Snapshot struct {
-	// Format is the layout version (currently 1).
+	// Format is the layout version (currently 2).
 	Format int `json:"format"`
-	// Env, Mode, ObsDim, NumActions and NumEnvs identify the configuration
-	// the snapshot belongs to; New refuses a mismatch.
+	// Env, Mode, Head, ObsDim, NumActions (discrete action spaces),
+	// ActionDims (continuous ones) and NumEnvs identify the configuration
+	// the snapshot belongs to; New refuses a mismatch (and the parameter
+	// count catches a different network).
 	Env        string `json:"env"`
 	Mode       string `json:"mode"`
+	Head       string `json:"head"`
 	ObsDim     int    `json:"obs_dim"`
 	NumActions int    `json:"num_actions"`
+	ActionDims int    `json:"action_dims,omitempty"`
 	NumEnvs    int    `json:"num_envs"`
 
 	// Params are the trainer's parameters (policy version PolicyVersion).
@@ -32,7 +41,8 @@ type Snapshot struct {
 	// Adam is the optimiser state.
 	Adam AdamState `json:"adam"`
 	// PolicyVersion, Updates, EnvSteps and Episodes are the run-wide
-	// counters.
+	// counters; Updates is also the learner's update counter, which indexes
+	// the learning-rate schedule.
 	PolicyVersion int64 `json:"policy_version"`
 	Updates       int64 `json:"updates"`
 	EnvSteps      int64 `json:"env_steps"`
@@ -90,13 +100,24 @@ type EnvSnapshot struct {
 	Partial *Chunk `json:"partial,omitempty"`
 }
 
-// Snapshot captures the engine between runs. It fails while Run is active.
+// Snapshot captures the engine between runs. It fails while Run is active
+// and when a parameter or an optimiser moment is not finite, so that no
+// checkpoint ever holds a diverged model.
 func (e *Engine) Snapshot() (*Snapshot, error) {
 	if e.running.Load() {
 		return nil, errors.New("snapshot engine: a run is active")
 	}
 	tr := e.tr
-	opt := tr.ppo.Opt
+	opt := tr.learner.Opt
+	params := tr.model().Params()
+	for _, t := range []struct {
+		name string
+		v    []float64
+	}{{"parameter", params}, {"adam first moment", opt.M}, {"adam second moment", opt.V}} {
+		if i := slices.IndexFunc(t.v, notFinite); i >= 0 {
+			return nil, fmt.Errorf("snapshot engine: %s %d is %v", t.name, i, t.v[i])
+		}
+	}
 	trRNG, err := tr.src.MarshalBinary()
 	if err != nil {
 		return nil, fmt.Errorf("snapshot engine: trainer rng: %w", err)
@@ -107,8 +128,9 @@ func (e *Engine) Snapshot() (*Snapshot, error) {
 	}
 	snap := &Snapshot{
 		Format: snapshotFormat,
-		Env:    e.cfg.Env, Mode: e.cfg.Mode, ObsDim: e.obsDim, NumActions: e.numActions, NumEnvs: len(e.slots),
-		Params: slices.Clone(tr.ppo.Model.Params()),
+		Env:    e.cfg.Env, Mode: e.cfg.Mode, Head: e.cfg.Policy.Head,
+		ObsDim: e.obsDim, NumActions: e.space.N, ActionDims: e.actionDims(), NumEnvs: len(e.slots),
+		Params: slices.Clone(params),
 		Adam: AdamState{LR: opt.LR, Beta1: opt.Beta1, Beta2: opt.Beta2, Eps: opt.Eps,
 			M: slices.Clone(opt.M), V: slices.Clone(opt.V), T: opt.T},
 		PolicyVersion: tr.version,
@@ -148,22 +170,33 @@ func (e *Engine) Snapshot() (*Snapshot, error) {
 // restore loads snap into a freshly built engine, checking that it fits.
 func (e *Engine) restore(snap *Snapshot) error {
 	tr := e.tr
-	model := tr.ppo.Model
+	model := tr.model()
 	np := model.NumParams()
+	head := snap.Head
+	if snap.Format == 1 && head == "" {
+		head = kernels.HeadCategorical // format 1 knew only the categorical policy
+	}
 	switch {
-	case snap.Format != snapshotFormat:
+	case snap.Format != snapshotFormat && snap.Format != 1:
 		return fmt.Errorf("restore snapshot: format %d, want %d", snap.Format, snapshotFormat)
-	case snap.Env != e.cfg.Env || snap.Mode != e.cfg.Mode:
-		return fmt.Errorf("restore snapshot: taken for env %q in %s mode, config has %q in %s mode", snap.Env, snap.Mode, e.cfg.Env, e.cfg.Mode)
-	case snap.ObsDim != e.obsDim || snap.NumActions != e.numActions || snap.NumEnvs != len(e.slots) || len(snap.Envs) != len(e.slots):
-		return fmt.Errorf("restore snapshot: %d envs with obs dim %d and %d actions (%d env states), config has %d, %d, %d",
-			snap.NumEnvs, snap.ObsDim, snap.NumActions, len(snap.Envs), len(e.slots), e.obsDim, e.numActions)
+	case snap.Env != e.cfg.Env || snap.Mode != e.cfg.Mode || head != e.cfg.Policy.Head:
+		return fmt.Errorf("restore snapshot: taken for env %q in %s mode with a %s policy, config has %q in %s mode with a %s policy",
+			snap.Env, snap.Mode, head, e.cfg.Env, e.cfg.Mode, e.cfg.Policy.Head)
+	case snap.ObsDim != e.obsDim || snap.NumActions != e.space.N || snap.ActionDims != e.actionDims() ||
+		snap.NumEnvs != len(e.slots) || len(snap.Envs) != len(e.slots):
+		return fmt.Errorf("restore snapshot: %d envs with obs dim %d, %d actions and %d action dims (%d env states), config has %d, %d, %d, %d",
+			snap.NumEnvs, snap.ObsDim, snap.NumActions, snap.ActionDims, len(snap.Envs), len(e.slots), e.obsDim, e.space.N, e.actionDims())
 	case len(snap.Params) != np || len(snap.Adam.M) != np || len(snap.Adam.V) != np:
 		return fmt.Errorf("restore snapshot: %d parameters and %d/%d Adam moments, the configured model has %d",
 			len(snap.Params), len(snap.Adam.M), len(snap.Adam.V), np)
+	case snap.Updates < 0 || snap.EnvSteps < 0:
+		return fmt.Errorf("restore snapshot: negative counters (%d updates, %d env steps)", snap.Updates, snap.EnvSteps)
 	}
-	if i := slices.IndexFunc(snap.Params, func(p float64) bool { return math.IsNaN(p) || math.IsInf(p, 0) }); i >= 0 {
+	if i := slices.IndexFunc(snap.Params, notFinite); i >= 0 {
 		return fmt.Errorf("restore snapshot: parameter %d is %v", i, snap.Params[i])
+	}
+	if b := e.cfg.MaxEnvSteps; b > 0 && snap.EnvSteps > b {
+		return fmt.Errorf("restore snapshot: %d env steps already taken, more than the budget of %d", snap.EnvSteps, b)
 	}
 	held := 0
 	for _, c := range snap.Replay {
@@ -176,11 +209,12 @@ func (e *Engine) restore(snap *Snapshot) error {
 		return fmt.Errorf("restore snapshot: replay holds %d steps, capacity is %d", held, e.replay.capacity)
 	}
 	model.SetParams(snap.Params)
-	opt := tr.ppo.Opt
+	opt := tr.learner.Opt
 	opt.LR, opt.Beta1, opt.Beta2, opt.Eps, opt.T = snap.Adam.LR, snap.Adam.Beta1, snap.Adam.Beta2, snap.Adam.Eps, snap.Adam.T
 	copy(opt.M, snap.Adam.M)
 	copy(opt.V, snap.Adam.V)
 	tr.version, tr.updates = snap.PolicyVersion, snap.Updates
+	tr.learner.Updates = int(snap.Updates)
 	if err := tr.src.UnmarshalBinary(snap.TrainerRNG); err != nil {
 		return fmt.Errorf("restore snapshot: trainer rng: %w", err)
 	}
@@ -188,6 +222,7 @@ func (e *Engine) restore(snap *Snapshot) error {
 		return fmt.Errorf("restore snapshot: inference rng: %w", err)
 	}
 	e.envSteps.Store(snap.EnvSteps)
+	e.ro.reserved.Store(snap.EnvSteps)
 	e.ro.episodes = snap.Episodes
 	e.ro.finished = slices.Clone(snap.PendingEpisodes)
 
@@ -198,6 +233,9 @@ func (e *Engine) restore(snap *Snapshot) error {
 	for _, p := range published {
 		if len(p.Params) != np {
 			return fmt.Errorf("restore snapshot: published version %d has %d parameters, want %d", p.Version, len(p.Params), np)
+		}
+		if i := slices.IndexFunc(p.Params, notFinite); i >= 0 {
+			return fmt.Errorf("restore snapshot: published version %d parameter %d is %v", p.Version, i, p.Params[i])
 		}
 		e.svc.Publish(p.Version, p.Params)
 	}
@@ -232,15 +270,24 @@ func (e *Engine) restore(snap *Snapshot) error {
 }
 
 // checkChunk reports a chunk whose slices disagree with each other or with
-// the engine's shapes. A complete chunk (in replay) that did not terminate
-// needs its next observation; a partial one (being filled) has none.
+// the engine's shapes, or whose action tokens are out of range. A complete
+// chunk (in replay) that did not terminate needs its next observation; a
+// partial one (being filled) has none.
 func (e *Engine) checkChunk(c *Chunk, complete bool) error {
-	t := c.Len()
-	if t == 0 || len(c.Obs) != t*e.obsDim || len(c.LogProbs) != t || len(c.Values) != t || len(c.Rewards) != t || len(c.Versions) != t {
+	t, a := c.Len(), e.shape
+	if t == 0 || len(c.Obs) != t*e.obsDim || len(c.Actions) != t*a.Tokens || len(c.ContActions) != t*a.Reals ||
+		len(c.LogProbs) != t*a.LogProbs || len(c.Values) != t || len(c.Rewards) != t {
 		return fmt.Errorf("chunk (%d, %d) has inconsistent lengths", c.Env, c.Seq)
 	}
 	if c.Env < 0 || c.Env >= len(e.slots) {
 		return fmt.Errorf("chunk (%d, %d) names env %d of %d", c.Env, c.Seq, c.Env, len(e.slots))
+	}
+	tokens := e.space.N // categorical: action indices
+	if e.cfg.Policy.Head == kernels.HeadTokens {
+		tokens = e.tr.model().Config().Bins
+	}
+	if i := slices.IndexFunc(c.Actions, func(k int) bool { return k < 0 || k >= tokens }); i >= 0 {
+		return fmt.Errorf("chunk (%d, %d) has action token %d at %d, outside [0, %d)", c.Env, c.Seq, c.Actions[i], i, tokens)
 	}
 	wantNext := 0
 	if complete && !c.Terminated {
@@ -256,12 +303,23 @@ func (e *Engine) checkChunk(c *Chunk, complete bool) error {
 	return nil
 }
 
+// actionDims is the continuous action width (0 for a discrete space).
+func (e *Engine) actionDims() int {
+	if e.space.N > 0 {
+		return 0
+	}
+	return len(e.space.Low)
+}
+
+func notFinite(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
+
 func cloneChunks(cs []*Chunk) []*Chunk {
 	out := make([]*Chunk, len(cs))
 	for i, c := range cs {
 		d := *c
 		d.Obs = slices.Clone(c.Obs)
 		d.Actions = slices.Clone(c.Actions)
+		d.ContActions = slices.Clone(c.ContActions)
 		d.LogProbs = slices.Clone(c.LogProbs)
 		d.Values = slices.Clone(c.Values)
 		d.Rewards = slices.Clone(c.Rewards)

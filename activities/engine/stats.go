@@ -17,10 +17,13 @@ type UpdateReport struct {
 	EnvSteps int64 `json:"env_steps"`
 	// PolicyVersion is the version the update published.
 	PolicyVersion int64 `json:"policy_version"`
-	// Stats are the PPO losses and diagnostics of the update.
+	// Stats are the learner's losses and diagnostics of the update,
+	// including the policy-lag measurements: ClipFrac, LowWeightFrac and
+	// ESS averaged over the minibatch steps, and Lag, the importance ratios
+	// of the whole batch under the parameters before the update.
 	Stats kernels.UpdateStats `json:"stats"`
 	// BatchSteps is the number of steps the update consumed; LR its
-	// learning rate.
+	// learning rate (from the learner's schedule).
 	BatchSteps int     `json:"batch_steps"`
 	LR         float64 `json:"lr"`
 	// Episodes lists the episodes finished since the previous report,
@@ -90,6 +93,10 @@ type SegmentStats struct {
 	// segment (DroppedStale for staleness, the rest for capacity).
 	Dropped      int64 `json:"dropped"`
 	DroppedStale int64 `json:"dropped_stale"`
+	// BudgetReached says the step budget (Config.MaxEnvSteps) is spent
+	// and everything collected has been trained on: further Runs do
+	// nothing. EnvSteps then equals the budget exactly.
+	BudgetReached bool `json:"budget_reached"`
 }
 
 // segment holds the running measurements of one Run.

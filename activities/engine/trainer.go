@@ -10,64 +10,145 @@ import (
 	"github.com/accerl/accerl/kernels"
 )
 
-// trainer turns sampled chunks into one PPO update. It owns the learner's
-// parameters, the optimiser and the minibatch-shuffle RNG.
+// trainer turns sampled chunks into one learner update. It owns the
+// learner (the policy's parameters, the optimiser and the update counter
+// that indexes the learning-rate schedule) and the minibatch-shuffle RNG.
 type trainer struct {
-	cfg   Config
-	ppo   *kernels.PPO
-	src   *rand.PCG
-	rng   *rand.Rand
-	batch kernels.Batch
+	cfg     Config
+	learner *kernels.PolicyLearner
+	src     *rand.PCG
+	rng     *rand.Rand
+	batch   kernels.Batch
+	stats   kernels.AdvStats // AdvNormGlobal: the (single) shard's statistics
 
 	version int64 // policy version of the current parameters
 	updates int64 // run-wide updates done
 
 	next     []float64 // NextObs of bootstrapped chunks, row-major
 	nextVals []float64
+	undo     undoState
 }
+
+// undoState is what an update changes: the trainer puts it back when the
+// update fails, so a failed update leaves no trace (the learner itself only
+// undoes its last minibatch step).
+type undoState struct {
+	params, m, v []float64
+	t            int
+	lr           float64
+}
+
+func newTrainer(cfg Config, model *kernels.Policy, src *rand.PCG) *trainer {
+	return &trainer{cfg: cfg, learner: kernels.NewPolicyLearner(model, cfg.Learner), src: src, rng: rand.New(src)}
+}
+
+// model returns the policy being trained.
+func (t *trainer) model() *kernels.Policy { return t.learner.Model }
 
 // batchInfo summarises the data an update consumed.
 type batchInfo struct {
 	steps     int
 	staleness []int // staleness histogram of the batch's steps
 	meanStale float64
-	lr        float64
 }
 
 // update sorts chunks by (Env, Seq) so that the batch does not depend on
-// the order in which concurrent workers finished them, computes advantages
-// and returns by GAE per chunk, and runs one PPO update. It does not publish
-// the new weights; the caller does.
+// the order in which concurrent workers finished them, builds the learner's
+// batch (one Piece per chunk), computes advantages and returns by GAE per
+// chunk unless the loss is v-trace (which computes its own targets), and
+// runs one learner update. It does not publish the new weights; the caller
+// does. On failure the parameters, the optimiser and the counters are as
+// before the call.
 func (t *trainer) update(chunks []*Chunk) (kernels.UpdateStats, batchInfo, error) {
 	slices.SortFunc(chunks, func(a, b *Chunk) int {
 		return cmp.Or(cmp.Compare(a.Env, b.Env), cmp.Compare(a.Seq, b.Seq))
 	})
-	model := t.ppo.Model
-	d := model.Config().ObsDim
-	n := 0
-	for _, c := range chunks {
-		n += c.Len()
-	}
+	num := t.updates + 1 // run-wide number of this update
+	info := t.fill(chunks)
 	b := &t.batch
-	b.N = n
-	b.Obs = b.Obs[:0]
-	b.Actions = b.Actions[:0]
-	b.LogProbs = b.LogProbs[:0]
-	b.Values = b.Values[:0]
-	info := batchInfo{steps: n}
+	for i, r := range b.Rewards {
+		if math.IsNaN(r) || math.IsInf(r, 0) {
+			return kernels.UpdateStats{}, info, fmt.Errorf("update %d: reward of sample %d is %v", num, i, r)
+		}
+	}
+	vtrace := t.cfg.Learner.Algo == kernels.AlgoVTrace
+	if !vtrace {
+		t.advantages()
+		for i, a := range b.Advantages {
+			if math.IsNaN(a) || math.IsInf(a, 0) || math.IsNaN(b.Returns[i]) || math.IsInf(b.Returns[i], 0) {
+				return kernels.UpdateStats{}, info, fmt.Errorf("update %d: advantage or return of sample %d is not finite", num, i)
+			}
+		}
+	}
+	injected := t.cfg.InjectNaNAtUpdate == num
+	if injected {
+		// Test hook: poison one input the learner itself turns into
+		// advantages, so that its non-finite check is what fails.
+		if vtrace {
+			b.Rewards[0] = math.NaN()
+		} else {
+			b.Advantages[0] = math.NaN()
+		}
+	}
+	b.AdvStats = nil
+	if t.cfg.Learner.AdvNorm == kernels.AdvNormGlobal && !vtrace {
+		// One trainer is one shard: the merged statistics are this batch's
+		// own. (V-trace advantages only exist inside the learner, which
+		// then normalises with the batch's statistics, the same thing.)
+		t.stats = kernels.AdvStats{}
+		t.stats.Add(b.Advantages)
+		b.AdvStats = &t.stats
+	}
+
+	l := t.learner
+	l.Cfg = t.cfg.Learner
+	// A last batch after the step budget was spent may hold fewer steps
+	// than minibatches; every other batch holds at least BatchSteps.
+	l.Cfg.Minibatches = min(l.Cfg.Minibatches, b.N)
+	t.save()
+	stats, err := l.Update(b, t.rng)
+	l.Cfg = t.cfg.Learner
+	if err != nil {
+		t.restore()
+		if injected {
+			return stats, info, fmt.Errorf("update %d (NaN injected by InjectNaNAtUpdate): %w", num, err)
+		}
+		return stats, info, fmt.Errorf("update %d: %w", num, err)
+	}
+	if injected {
+		// A NaN that does not fail the update would be a learner bug; do
+		// not let it pass silently.
+		t.restore()
+		return stats, info, fmt.Errorf("update %d: NaN injected by InjectNaNAtUpdate did not fail the update", num)
+	}
+	t.updates++
+	t.version++
+	return stats, info, nil
+}
+
+// fill builds t.batch from the sorted chunks (everything but advantages and
+// returns) and the staleness summary.
+func (t *trainer) fill(chunks []*Chunk) batchInfo {
+	d := t.model().Config().ObsDim
+	b := &t.batch
+	b.N = 0
+	b.Obs, b.Actions, b.ContActions = b.Obs[:0], b.Actions[:0], b.ContActions[:0]
+	b.LogProbs, b.Values, b.Rewards = b.LogProbs[:0], b.Values[:0], b.Rewards[:0]
+	b.Pieces = b.Pieces[:0]
+	var info batchInfo
 	var staleSum int64
-	t.next = t.next[:0]
 	for _, c := range chunks {
+		if !c.Terminated && len(c.NextObs) != d {
+			panic(fmt.Sprintf("engine: trainer: chunk (%d, %d) is not terminated but has %d next-observation values", c.Env, c.Seq, len(c.NextObs)))
+		}
+		b.Pieces = append(b.Pieces, kernels.Piece{Start: b.N, Len: c.Len(), Terminal: c.Terminated, NextObs: c.NextObs})
+		b.N += c.Len()
 		b.Obs = append(b.Obs, c.Obs...)
 		b.Actions = append(b.Actions, c.Actions...)
+		b.ContActions = append(b.ContActions, c.ContActions...)
 		b.LogProbs = append(b.LogProbs, c.LogProbs...)
 		b.Values = append(b.Values, c.Values...)
-		if !c.Terminated {
-			if len(c.NextObs) != d {
-				panic(fmt.Sprintf("engine: trainer: chunk (%d, %d) is not terminated but has %d next-observation values", c.Env, c.Seq, len(c.NextObs)))
-			}
-			t.next = append(t.next, c.NextObs...)
-		}
+		b.Rewards = append(b.Rewards, c.Rewards...)
 		for _, s := range c.Staleness {
 			for int(s) >= len(info.staleness) {
 				info.staleness = append(info.staleness, 0)
@@ -76,71 +157,70 @@ func (t *trainer) update(chunks []*Chunk) (kernels.UpdateStats, batchInfo, error
 			staleSum += s
 		}
 	}
-	if n > 0 {
-		info.meanStale = float64(staleSum) / float64(n)
+	info.steps = b.N
+	if b.N > 0 {
+		info.meanStale = float64(staleSum) / float64(b.N)
 	}
+	return info
+}
+
+// advantages fills the batch's advantages and returns by GAE per piece,
+// bootstrapping cut and truncated pieces with V(NextObs) under the current
+// critic and terminated ones with 0. With RecomputeValues the values V(o_t)
+// are recomputed with the current critic too (kernels.RecomputeGAE);
+// otherwise the acting policy's values are used.
+func (t *trainer) advantages() {
+	b, m := &t.batch, t.model()
+	gamma, lambda := t.cfg.Learner.Gamma, t.cfg.GAELambda
+	b.Advantages = grow(b.Advantages, b.N)
+	b.Returns = grow(b.Returns, b.N)
 	if t.cfg.RecomputeValues {
-		model.Values(b.Obs, n, b.Values)
+		kernels.RecomputeGAE(m, b, gamma, lambda)
+		return
+	}
+	d := m.Config().ObsDim
+	t.next = t.next[:0]
+	for _, p := range b.Pieces {
+		if !p.Terminal {
+			t.next = append(t.next, p.NextObs...)
+		}
 	}
 	nb := len(t.next) / d
 	t.nextVals = grow(t.nextVals, nb)
 	if nb > 0 {
-		model.Values(t.next, nb, t.nextVals)
+		m.Values(t.next, nb, t.nextVals)
 	}
-
-	b.Advantages = grow(b.Advantages, n)
-	b.Returns = grow(b.Returns, n)
-	off, k := 0, 0
-	for _, c := range chunks {
-		T := c.Len()
+	k := 0
+	for _, p := range b.Pieces {
 		boot := 0.0
-		if !c.Terminated {
+		if !p.Terminal {
 			boot = t.nextVals[k]
 			k++
 		}
-		kernels.GAE(c.Rewards, b.Values[off:off+T], boot, t.cfg.Gamma, t.cfg.GAELambda,
-			b.Advantages[off:off+T], b.Returns[off:off+T])
-		off += T
+		r, e := p.Start, p.Start+p.Len
+		kernels.GAE(b.Rewards[r:e], b.Values[r:e], boot, gamma, lambda, b.Advantages[r:e], b.Returns[r:e])
 	}
-	if t.cfg.GlobalAdvNorm {
-		normalize(b.Advantages)
-	}
-	for i, a := range b.Advantages {
-		if math.IsNaN(a) || math.IsInf(a, 0) || math.IsNaN(b.Returns[i]) || math.IsInf(b.Returns[i], 0) {
-			return kernels.UpdateStats{}, info, fmt.Errorf("update %d: advantage or return of sample %d is not finite", t.updates+1, i)
-		}
-	}
-
-	info.lr = t.cfg.learningRate(t.updates)
-	t.ppo.Cfg.LR = info.lr
-	stats, err := t.ppo.Update(b, t.rng)
-	if err != nil {
-		return stats, info, fmt.Errorf("update %d: %w", t.updates+1, err)
-	}
-	t.updates++
-	t.version++
-	return stats, info, nil
 }
 
-// normalize sets a ← (a−μ)/sqrt(σ²+1e-8) with μ, σ² the mean and population
-// variance of a.
-func normalize(a []float64) {
-	if len(a) == 0 {
-		return
-	}
-	var mean float64
-	for _, v := range a {
-		mean += v
-	}
-	mean /= float64(len(a))
-	var v2 float64
-	for _, v := range a {
-		v2 += (v - mean) * (v - mean)
-	}
-	scale := 1 / math.Sqrt(v2/float64(len(a))+1e-8)
-	for i, v := range a {
-		a[i] = (v - mean) * scale
-	}
+// save records the state an update changes.
+func (t *trainer) save() {
+	l := t.learner
+	u := &t.undo
+	u.params = append(u.params[:0], l.Model.Params()...)
+	u.m = append(u.m[:0], l.Opt.M...)
+	u.v = append(u.v[:0], l.Opt.V...)
+	u.t, u.lr = l.Opt.T, l.Opt.LR
+}
+
+// restore puts back what save recorded.
+func (t *trainer) restore() {
+	l := t.learner
+	u := &t.undo
+	l.Model.SetParams(u.params)
+	copy(l.Opt.M, u.m)
+	copy(l.Opt.V, u.v)
+	l.Opt.T, l.Opt.LR = u.t, u.lr
+	l.Updates = int(t.updates)
 }
 
 func grow(s []float64, n int) []float64 {

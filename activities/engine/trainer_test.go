@@ -9,13 +9,14 @@ import (
 	"github.com/accerl/accerl/kernels"
 )
 
-// constCriticTrainer returns a trainer whose model has all parameters zero
-// except the critic's output bias, so V(o) = v for every observation and
-// the policy is uniform.
+// constCriticTrainer returns a trainer whose model (one observation value,
+// two actions, one hidden layer of 3) has all parameters zero except the
+// critic's output bias, so V(o) = v for every observation and the policy is
+// uniform.
 func constCriticTrainer(t *testing.T, cfg Config, v float64) *trainer {
 	t.Helper()
-	model := kernels.NewActorCritic(kernels.ActorCriticConfig{ObsDim: 1, NumActions: 2, Hidden: []int{3}, Activation: "tanh"},
-		rand.New(rand.NewPCG(1, 1)))
+	model := kernels.NewPolicy(kernels.PolicyConfig{ObsDim: 1, Head: kernels.HeadCategorical, NumActions: 2,
+		Hidden: []int{3}, Activation: kernels.ActTanh}, rand.New(rand.NewPCG(1, 1)))
 	p := make([]float64, model.NumParams())
 	found := false
 	for _, s := range model.Layout() {
@@ -28,8 +29,7 @@ func constCriticTrainer(t *testing.T, cfg Config, v float64) *trainer {
 		t.Fatal("no critic output bias in the model layout")
 	}
 	model.SetParams(p)
-	src := rand.NewPCG(2, 2)
-	return &trainer{cfg: cfg, ppo: kernels.NewPPO(model, cfg.PPO), src: src, rng: rand.New(src)}
+	return newTrainer(cfg, model, rand.NewPCG(2, 2))
 }
 
 // twoStepChunk has rewards [1, 1], behaviour values [0, 0] and observations
@@ -45,11 +45,17 @@ func twoStepChunk(env int, seq int64, terminated bool) *Chunk {
 	return c
 }
 
-func TestTrainerAdvantagesAndBootstrap(t *testing.T) {
+// exactConfig has γ = 0.5, λ = 1, one minibatch and no advantage
+// normalisation, so that advantages are short sums of binary fractions.
+func exactConfig() Config {
 	cfg := smallConfig(ModeSync)
-	cfg.Gamma, cfg.GAELambda = 0.5, 1
-	cfg.PPO.Minibatches = 1
-	cfg.PPO.NormAdv = false
+	cfg.Learner.Gamma, cfg.GAELambda = 0.5, 1
+	cfg.Learner.Minibatches = 1
+	cfg.Learner.AdvNorm = kernels.AdvNormNone
+	return cfg
+}
+
+func TestTrainerAdvantagesAndBootstrap(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		recompute bool
@@ -67,7 +73,7 @@ func TestTrainerAdvantagesAndBootstrap(t *testing.T) {
 		{"recomputed values", true, []float64{0, 0, -0.5, -1}, []float64{2, 2, 1.5, 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := cfg
+			c := exactConfig()
 			c.RecomputeValues = tc.recompute
 			tr := constCriticTrainer(t, c, 2)
 			// Handed over out of order: the trainer sorts by (Env, Seq).
@@ -87,40 +93,117 @@ func TestTrainerAdvantagesAndBootstrap(t *testing.T) {
 					t.Fatalf("advantages %v returns %v, want %v and %v", b.Advantages, b.Returns, tc.adv, tc.ret)
 				}
 			}
+			// One piece per chunk, in batch order, with its bootstrap.
+			p := b.Pieces
+			if len(p) != 2 || p[0].Start != 0 || p[0].Len != 2 || p[0].Terminal || len(p[0].NextObs) != 1 || p[0].NextObs[0] != 9 ||
+				p[1].Start != 2 || p[1].Len != 2 || !p[1].Terminal || len(b.Rewards) != 4 {
+				t.Fatalf("pieces %+v rewards %v, want [0,2) cut with next obs 9 and [2,4) terminal", p, b.Rewards)
+			}
 			if info.steps != 4 || info.meanStale != 0.5 || len(info.staleness) != 2 || info.staleness[0] != 2 || info.staleness[1] != 2 {
 				t.Fatalf("batch info %+v, want 4 steps, staleness hist [2 2], mean 0.5", info)
 			}
-			if tr.version != 1 || tr.updates != 1 {
-				t.Fatalf("after one update: version %d, updates %d", tr.version, tr.updates)
+			if tr.version != 1 || tr.updates != 1 || tr.learner.Updates != 1 {
+				t.Fatalf("after one update: version %d, updates %d, learner updates %d", tr.version, tr.updates, tr.learner.Updates)
 			}
 		})
 	}
 }
 
-func TestGlobalAdvantageNormalization(t *testing.T) {
-	a := []float64{1, 2, 3, 4}
-	normalize(a)
-	// mean 2.5, population variance 1.25: (x−2.5)/sqrt(1.25+1e-8).
-	s := math.Sqrt(1.25 + 1e-8)
-	for i, x := range []float64{1, 2, 3, 4} {
-		if want := (x - 2.5) / s; math.Abs(a[i]-want) > 1e-15 { // one rounding per operation
-			t.Fatalf("normalize = %v, want (x-2.5)/%v", a, s)
+func TestTrainerGlobalAdvNormUsesBatchStats(t *testing.T) {
+	// With a single trainer, global normalisation hands the learner this
+	// batch's own statistics: it must train exactly like batch
+	// normalisation.
+	run := func(mode string) (*trainer, kernels.UpdateStats) {
+		c := exactConfig()
+		c.Learner.AdvNorm = mode
+		tr := constCriticTrainer(t, c, 2)
+		st, _, err := tr.update([]*Chunk{twoStepChunk(1, 4, true), twoStepChunk(0, 3, false)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr, st
+	}
+	g, gs := run(kernels.AdvNormGlobal)
+	b, bs := run(kernels.AdvNormBatch)
+	// Advantages [2, 2, 1.5, 1] (see TestTrainerAdvantagesAndBootstrap):
+	// sum 6.5, sum of squares 4+4+2.25+1 = 11.25, all exact.
+	st := g.batch.AdvStats
+	if st == nil || st.Sum != 6.5 || st.SumSq != 11.25 || st.N != 4 {
+		t.Fatalf("global adv stats %+v, want sum 6.5, sum sq 11.25, n 4", st)
+	}
+	if b.batch.AdvStats != nil {
+		t.Fatal("batch normalisation passed shard statistics")
+	}
+	for i, p := range g.model().Params() {
+		if p != b.model().Params()[i] {
+			t.Fatalf("parameter %d: global %v, batch %v; want identical", i, p, b.model().Params()[i])
+		}
+	}
+	if gs.PolicyLoss != bs.PolicyLoss || gs.ValueLoss != bs.ValueLoss {
+		t.Fatalf("global stats %+v, batch stats %+v", gs, bs)
+	}
+}
+
+func TestTrainerVTraceUsesRewardsNotGAE(t *testing.T) {
+	c := exactConfig()
+	c.Learner = kernels.DefaultLearnerConfig(kernels.AlgoVTrace)
+	tr := constCriticTrainer(t, c, 2)
+	st, _, err := tr.update([]*Chunk{twoStepChunk(1, 4, true), twoStepChunk(0, 3, false)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.batch.Advantages) != 0 {
+		t.Fatalf("v-trace batch got GAE advantages %v; the learner computes its own", tr.batch.Advantages)
+	}
+	// chunkOf records behaviour log-probabilities 0, while the model's
+	// zero logits give log ½ to both actions: every one of the 4 ratios
+	// is ½, so |log ratio| = ln 2 (up to the last bit of the log-softmax).
+	if st.Lag.Tokens != 4 || math.Abs(st.Lag.MaxAbsLogRatio-math.Ln2) > 1e-15 || st.LR != c.Learner.Schedule.Base || math.IsNaN(st.ValueLoss) {
+		t.Fatalf("stats %+v, want lag over 4 tokens with |log ratio| ln 2 and the base learning rate", st)
+	}
+}
+
+func TestTrainerRejectsNonFiniteRewardWithoutChanges(t *testing.T) {
+	for _, algo := range []string{kernels.AlgoPPO, kernels.AlgoVTrace} {
+		cfg := exactConfig()
+		cfg.Learner.Algo = algo
+		tr := constCriticTrainer(t, cfg, 0)
+		before := append([]float64(nil), tr.model().Params()...)
+		c := twoStepChunk(0, 0, true)
+		c.Rewards[1] = math.Inf(1)
+		_, _, err := tr.update([]*Chunk{c})
+		if err == nil || !strings.Contains(err.Error(), "update 1: reward of sample 1 is +Inf") || tr.version != 0 || tr.updates != 0 {
+			t.Fatalf("%s: update on an infinite reward: err %v, version %d; want the reward error and version 0", algo, err, tr.version)
+		}
+		for i, p := range tr.model().Params() {
+			if p != before[i] {
+				t.Fatalf("%s: parameter %d changed from %v to %v", algo, i, before[i], p)
+			}
 		}
 	}
 }
 
-func TestLearningRateAnneal(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.PPO.LR = 1
-	cfg.AnnealLR, cfg.TotalUpdates = true, 4
-	// CleanRL: update u (from 0) uses LR·(1−u/T); past the plan LR/T.
-	for u, want := range []float64{1, 0.75, 0.5, 0.25, 0.25, 0.25} {
-		if got := cfg.learningRate(int64(u)); got != want {
-			t.Errorf("learning rate after %d updates = %v, want %v", u, got, want)
+func TestScheduleFollowsUpdatesAcrossResume(t *testing.T) {
+	// Warmup 2, then linear decay to 0 at update 6: update u (from 0) uses
+	// 1e-3·(u+1)/2 for u < 2, then 1e-3·(1 − (u−2)/4).
+	want := []float64{0.5e-3, 1e-3, 1e-3, 0.75e-3}
+	cfg := smallConfig(ModeSync)
+	cfg.Learner.Schedule = kernels.LRSchedule{Base: 1e-3, Warmup: 2, Total: 6, Kind: kernels.LRLinear}
+	var got []float64
+	rec := func(u UpdateReport) { got = append(got, u.LR) }
+	e := mustNew(t, cfg, nil)
+	mustRun(t, e, 2, rec)
+	// The resumed engine must continue the schedule at update 2, not
+	// restart it.
+	f := mustNew(t, cfg, snapshot(t, e))
+	mustRun(t, f, 2, rec)
+	for i := range want {
+		// At most one rounding in Base·fraction.
+		if i >= len(got) || math.Abs(got[i]-want[i]) > 1e-18 {
+			t.Fatalf("learning rates %v, want %v", got, want)
 		}
 	}
-	cfg.AnnealLR = false
-	if got := cfg.learningRate(3); got != 1 {
-		t.Errorf("without annealing: %v, want 1", got)
+	if f.tr.learner.Opt.LR != got[3] {
+		t.Fatalf("optimiser LR %v after the last update, want %v", f.tr.learner.Opt.LR, got[3])
 	}
 }

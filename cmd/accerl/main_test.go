@@ -167,3 +167,52 @@ func TestValidateReportsPositions(t *testing.T) {
 		t.Fatalf("validate of a good spec: %v\n%s", err, stderr.String())
 	}
 }
+
+func TestNaNFailsRunAfterBoundedRetries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an embedded Temporal server")
+	}
+	dir := t.TempDir()
+	spec := strings.Replace(tinySpec, `ablation "sync" {
+    pipeline { mode = "sync" }
+  }`, `debug { nan_at_update = 6 }`, 1)
+	specPath := filepath.Join(dir, "nan.hcl")
+	if err := os.WriteFile(specPath, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	state := filepath.Join(dir, "state")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	err := run(ctx, []string{"run", "--state-dir", state, "--out", out, specPath}, &stdout, &stderr)
+	var ec exitCode
+	if !errors.As(err, &ec) || ec != 1 {
+		t.Fatalf("run with a NaN at update 6 returned %v, want exit status 1\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	runDir := filepath.Join(out, "base", "seed-7")
+	var sum reports.RunSummary
+	if err := reports.ReadJSON(filepath.Join(runDir, "summary.json"), &sum); err != nil {
+		t.Fatal(err)
+	}
+	// Update 6 lies in segment 2 (updates 5-8); segment 1's checkpoint and rows survive.
+	if sum.Status != "failed" || !strings.Contains(sum.Error, "update 6") || !strings.Contains(sum.Error, "segment 2 failed 3 times") {
+		t.Errorf("summary = %+v; want failed with a reason naming update 6 and the 3 attempts", sum)
+	}
+	if !strings.Contains(stdout.String(), "update 6") {
+		t.Errorf("run output does not show the reason:\n%s", stdout.String())
+	}
+	rows, _, err := reports.ReadRun(runDir)
+	if err != nil || len(rows) != 4 {
+		t.Errorf("metrics rows = %d (%v), want the 4 of segment 1", len(rows), err)
+	}
+	assertCheckpointsFinite(t, filepath.Join(runDir, "checkpoints"))
+
+	stdout.Reset()
+	if err := run(ctx, []string{"status", "--state-dir", state}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), "failed") || !strings.Contains(stdout.String(), "update 6") {
+		t.Errorf("status does not show the failure and its reason:\n%s", stdout.String())
+	}
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/accerl/accerl/activities/engine"
+	"github.com/accerl/accerl/testenv"
+)
+
+func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, `Usage: accerl bench <benchmark> [flags]
+
+Benchmarks:
+  throughput   async vs sync env steps/s on the same slow-simulator workload
+  learn        final returns of named learning checks (e.g. cartpole-ppo) over several seeds
+
+Run 'accerl bench <benchmark> --help' for its flags.
+`)
+		return exitCode(2)
+	}
+	switch args[0] {
+	case "throughput":
+		return benchThroughput(ctx, args[1:], stdout, stderr)
+	case "learn":
+		return benchLearn(ctx, args[1:], stdout, stderr)
+	default:
+		return fmt.Errorf("unknown benchmark %q; choose throughput or learn", args[0])
+	}
+}
+
+func benchThroughput(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	def := engine.DefaultBenchConfig()
+	fs := newFlagSet("bench throughput", "bench throughput [flags]   — run the same workload in sync and async mode, interleaved, and compare env steps/s", stderr)
+	workers := fs.Int("workers", def.Config.Workers, "rollout workers")
+	envs := fs.Int("envs-per-worker", def.Config.EnvsPerWorker, "environments per worker")
+	latKind := fs.String("latency", def.Config.Latency.Kind, "simulated step latency: none, constant or lognormal")
+	median := fs.Duration("median", def.Config.Latency.Median, "latency median (constant: the delay)")
+	sigma := fs.Float64("sigma", def.Config.Latency.Sigma, "lognormal shape σ; larger means a heavier tail")
+	slowFrac := fs.Float64("slow-fraction", def.Config.Latency.SlowFraction, "fraction of workers that are slow")
+	slowFactor := fs.Float64("slow-factor", def.Config.Latency.SlowFactor, "how many times slower the slow workers are")
+	batch := fs.Int("batch-steps", def.Config.BatchSteps, "env steps per trainer update")
+	maxBatch := fs.Int("max-batch", def.Config.MaxBatch, "inference batch fires at this many queued requests")
+	maxWait := fs.Duration("max-wait", def.Config.MaxWait, "inference batch fires when the oldest request waited this long (0: whatever queued during the previous batch; see 'go doc ./activities/engine DefaultBenchConfig')")
+	rounds := fs.Int("rounds", def.Rounds, "sync/async phase pairs")
+	phase := fs.Duration("phase", def.PhaseDuration, "wall time of one phase")
+	seed := fs.Uint64("seed", def.Config.Seed, "random seed")
+	jsonOut := fs.String("json", "", "also write the results to this JSON file")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cfg := def
+	c := &cfg.Config
+	c.Workers, c.EnvsPerWorker, c.BatchSteps, c.MaxBatch, c.MaxWait, c.Seed = *workers, *envs, *batch, *maxBatch, *maxWait, *seed
+	c.Latency = testenv.Latency{Kind: *latKind, Median: *median, Sigma: *sigma, SlowFraction: *slowFrac, SlowFactor: *slowFactor}
+	cfg.Rounds, cfg.PhaseDuration = *rounds, *phase
+	fmt.Fprintf(stdout, "Workload: %d envs (%d workers × %d), %s latency median %v σ=%.2g, %.0f%% of workers %.3g× slower, batch %d steps, max_batch %d, max_wait %v\n",
+		c.NumEnvs(), c.Workers, c.EnvsPerWorker, c.Latency.Kind, c.Latency.Median, c.Latency.Sigma, 100*c.Latency.SlowFraction, c.Latency.SlowFactor, c.BatchSteps, c.MaxBatch, c.MaxWait)
+	fmt.Fprintf(stdout, "Running %d × (sync, async) phases of %v each...\n", cfg.Rounds, cfg.PhaseDuration)
+	cfg.OnPhase = func(p engine.BenchPhase) {
+		fmt.Fprintf(stdout, "  round %d %-5s %8.0f steps/s\n", p.Round+1, p.Mode, p.Stats.StepsPerS)
+	}
+	res, err := engine.BenchThroughput(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "mode\tsteps/s\tceiling steps/s\tfraction of ceiling\tmean batch\tmean waiting\tbatch share\tp50 wait ms\tp99 wait ms\ttrainer busy\t")
+	for _, m := range []struct {
+		name string
+		b    engine.BenchMode
+	}{{"sync", res.Sync}, {"async", res.Async}} {
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.1f%%\t%.2f\t%.2f\t%.1f%%\t%.3f\t%.3f\t%.1f%%\t\n", m.name, m.b.StepsPerS, m.b.CeilingStepsPerS,
+			100*m.b.CeilingFraction, m.b.MeanBatch, m.b.MeanWaitingAtBatch, 100*m.b.BatchShare, m.b.P50WaitMs, m.b.P99WaitMs, 100*m.b.TrainerBusy)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nasync/sync throughput ratio: %.2f×\n", res.Ratio)
+	if *jsonOut != "" {
+		return writeJSONFile(*jsonOut, res)
+	}
+	return nil
+}
+
+func writeJSONFile(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// fmtDuration prints a duration rounded for tables.
+func fmtDuration(d time.Duration) string { return d.Round(100 * time.Millisecond).String() }

@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/accerl/accerl/activities"
+	"github.com/accerl/accerl/activities/engine"
+	"github.com/accerl/accerl/specs"
+	"github.com/accerl/accerl/workflows"
+)
+
+// learnCheck is a named learning check: an environment, an algorithm, a budget and the mean
+// return (last 100 episodes) every seed must reach.
+type learnCheck struct {
+	Name      string
+	Summary   string
+	EnvSteps  int64
+	Threshold float64
+	config    func() specs.Config
+}
+
+// cleanRLConfig is CleanRL's ppo.py setup (4 envs × 128 steps per update, 4 epochs of 4
+// minibatches, lr 2.5e-4 annealed, γ 0.99, λ 0.95, clip 0.2, entropy 0.01) on env.
+func cleanRLConfig(env, algo string, steps int64) specs.Config {
+	c := specs.DefaultConfig()
+	c.Budget.EnvSteps = steps
+	c.Env.Kind = env
+	c.Env.MaxEpisodeSteps, _ = specs.DefaultMaxEpisodeSteps(env)
+	c.Algorithm.Name = algo
+	c.Pipeline.Mode = specs.ModeSync
+	c.Pipeline.Workers, c.Pipeline.EnvsPerWorker = 4, 1
+	c.Pipeline.ChunkSteps = 128
+	c.Pipeline.ReplayCapacity = 2048
+	c.Algorithm.BatchSteps = 512
+	return c
+}
+
+// tokensPendulum is the VLA-style setup on Pendulum-v1: the torque is one action token out
+// of 256 bins, decoded by the tokens head; 16 envs, bigger batches and γ 0.9 (Pendulum's
+// rewards are dense and its horizon short), in the spirit of RL Zoo's tuned Pendulum PPO.
+func tokensPendulum(algo string) func() specs.Config {
+	return func() specs.Config {
+		c := cleanRLConfig(specs.EnvPendulum, algo, 1_000_000)
+		c.Policy.Action = specs.ActionTokens
+		c.Policy.Bins = 256
+		c.Pipeline.Workers, c.Pipeline.EnvsPerWorker = 4, 4
+		c.Pipeline.ChunkSteps = 64
+		c.Algorithm.BatchSteps = 1024
+		c.Algorithm.Gamma = 0.9
+		c.Algorithm.LearningRate = 1e-3
+		c.Algorithm.Epochs = 10
+		c.Algorithm.Minibatches = 32
+		c.Algorithm.EntropyCoef = 0
+		return c
+	}
+}
+
+func learnChecks() []learnCheck {
+	return []learnCheck{
+		{"cartpole-ppo", "CartPole-v1, PPO, CleanRL defaults", 500_000, 475, func() specs.Config { return cleanRLConfig(specs.EnvCartPole, specs.AlgorithmPPO, 500_000) }},
+		{"acrobot-ppo", "Acrobot-v1, PPO, CleanRL defaults", 500_000, -100, func() specs.Config { return cleanRLConfig(specs.EnvAcrobot, specs.AlgorithmPPO, 500_000) }},
+		{"cartpole-gipo", "CartPole-v1, GIPO (σ 0.5), CleanRL defaults", 500_000, 475, func() specs.Config { return cleanRLConfig(specs.EnvCartPole, specs.AlgorithmGIPO, 500_000) }},
+		{"acrobot-gipo", "Acrobot-v1, GIPO (σ 0.5), CleanRL defaults", 500_000, -100, func() specs.Config { return cleanRLConfig(specs.EnvAcrobot, specs.AlgorithmGIPO, 500_000) }},
+		{"pendulum-tokens-ppo", "Pendulum-v1, tokens head (256 bins), PPO", 1_000_000, -400, tokensPendulum(specs.AlgorithmPPO)},
+		{"pendulum-tokens-gipo", "Pendulum-v1, tokens head (256 bins), GIPO", 1_000_000, -400, tokensPendulum(specs.AlgorithmGIPO)},
+	}
+}
+
+// learnSeed is one seed's outcome of a learning check.
+type learnSeed struct {
+	Seed        uint64  `json:"seed"`
+	EnvSteps    int64   `json:"env_steps"`
+	Updates     int64   `json:"updates"`
+	Episodes    int     `json:"episodes"`
+	FinalReturn float64 `json:"final_mean_return"` // mean of the last 100 episodes
+	StepsPerS   float64 `json:"steps_per_s"`
+	WallS       float64 `json:"wall_s"`
+	Passed      bool    `json:"passed"`
+}
+
+// learnResult is one check over all its seeds.
+type learnResult struct {
+	Check     string      `json:"check"`
+	Summary   string      `json:"summary"`
+	Mode      string      `json:"mode"`
+	EnvSteps  int64       `json:"budget_env_steps"`
+	Threshold float64     `json:"threshold"`
+	Seeds     []learnSeed `json:"seeds"`
+	Passed    bool        `json:"passed"` // every seed reached the threshold
+}
+
+func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	checks := learnChecks()
+	var names []string
+	for _, c := range checks {
+		names = append(names, c.Name)
+	}
+	fs := newFlagSet("bench learn", "bench learn [flags] CHECK...   — train named learning checks and report the final mean return (last 100 episodes) per seed\n\nChecks: "+strings.Join(names, ", "), stderr)
+	seedList := fs.String("seeds", "1,2,3", "comma-separated seeds")
+	steps := fs.Int64("steps", 0, "override each check's env-step budget (0 keeps it; a smaller budget is a quick smoke run, not the check)")
+	mode := fs.String("mode", specs.ModeSync, "pipeline mode: sync (deterministic) or async")
+	jsonOut := fs.String("json", "", "also write the results to this JSON file")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return exitCode(2)
+	}
+	seeds, err := parseSeeds(*seedList)
+	if err != nil {
+		return err
+	}
+	var selected []learnCheck
+	for _, name := range fs.Args() {
+		found := false
+		for _, c := range checks {
+			if c.Name == name {
+				selected = append(selected, c)
+				found = true
+			}
+		}
+		if !found {
+			return fmt.Errorf("unknown learning check %q; known checks: %s", name, strings.Join(names, ", "))
+		}
+	}
+	if *mode != specs.ModeSync && *mode != specs.ModeAsync {
+		return fmt.Errorf("--mode must be sync or async, not %q", *mode)
+	}
+
+	var results []learnResult
+	failed := false
+	for _, chk := range selected {
+		cfg := chk.config()
+		if *steps > 0 {
+			cfg.Budget.EnvSteps = *steps
+		}
+		cfg.Pipeline.Mode = *mode
+		res := learnResult{Check: chk.Name, Summary: chk.Summary, Mode: *mode, EnvSteps: cfg.Budget.EnvSteps, Threshold: chk.Threshold, Passed: true}
+		fmt.Fprintf(stdout, "%s: %s, %d env steps, %s mode, target mean return >= %g\n", chk.Name, chk.Summary, cfg.Budget.EnvSteps, *mode, chk.Threshold)
+		for _, seed := range seeds {
+			s, err := trainCheck(ctx, cfg, seed)
+			if err != nil {
+				return fmt.Errorf("%s seed %d: %w", chk.Name, seed, err)
+			}
+			s.Passed = s.FinalReturn >= chk.Threshold
+			res.Passed = res.Passed && s.Passed
+			res.Seeds = append(res.Seeds, s)
+			fmt.Fprintf(stdout, "  seed %d: final mean return %.1f (%s) after %d steps, %.0f steps/s, %s\n",
+				seed, s.FinalReturn, passWord(s.Passed), s.EnvSteps, s.StepsPerS, fmtDuration(time.Duration(s.WallS*float64(time.Second))))
+		}
+		failed = failed || !res.Passed
+		results = append(results, res)
+	}
+
+	fmt.Fprintln(stdout)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CHECK\tSEED\tFINAL RETURN (last 100)\tTARGET\tENV STEPS\tSTEPS/S\tWALL\tRESULT")
+	for _, r := range results {
+		for _, s := range r.Seeds {
+			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%g\t%d\t%.0f\t%.1fs\t%s\n", r.Check, s.Seed, s.FinalReturn, r.Threshold, s.EnvSteps, s.StepsPerS, s.WallS, passWord(s.Passed))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if *jsonOut != "" {
+		if err := writeJSONFile(*jsonOut, results); err != nil {
+			return err
+		}
+	}
+	if failed {
+		return exitCode(1)
+	}
+	return nil
+}
+
+// trainCheck trains one seed of a check in this process, straight on the engine (no
+// Temporal: a learning check measures the learner, not the orchestration).
+func trainCheck(ctx context.Context, cfg specs.Config, seed uint64) (learnSeed, error) {
+	total := int(ceilDiv64(cfg.Budget.EnvSteps, workflows.StepsPerUpdate(cfg)))
+	eng, err := engine.New(activities.EngineConfig(cfg, seed, total), nil)
+	if err != nil {
+		return learnSeed{}, err
+	}
+	var returns []float64
+	start := time.Now()
+	var st engine.SegmentStats
+	for {
+		st, err = eng.Run(ctx, total, func(u engine.UpdateReport) {
+			for _, e := range u.Episodes {
+				returns = append(returns, e.Return)
+			}
+		})
+		if err != nil {
+			return learnSeed{}, err
+		}
+		if st.BudgetReached {
+			break
+		}
+	}
+	wall := time.Since(start).Seconds()
+	last := returns
+	if len(last) > 100 {
+		last = last[len(last)-100:]
+	}
+	mean := 0.0
+	for _, r := range last {
+		mean += r
+	}
+	if len(last) > 0 {
+		mean /= float64(len(last))
+	}
+	return learnSeed{Seed: seed, EnvSteps: st.EnvSteps, Updates: st.Updates, Episodes: len(returns), FinalReturn: mean,
+		StepsPerS: float64(st.EnvSteps) / wall, WallS: wall}, nil
+}
+
+func parseSeeds(s string) ([]uint64, error) {
+	var out []uint64
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		v, err := strconv.ParseUint(f, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("--seeds: %q is not a non-negative integer", f)
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--seeds: give at least one seed, e.g. --seeds 1,2,3")
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out, nil
+}
+
+func passWord(ok bool) string {
+	if ok {
+		return "pass"
+	}
+	return "FAIL"
+}
+
+func ceilDiv64(a, b int64) int64 { return (a + b - 1) / b }

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/accerl/accerl/activities/checkpoint"
+	"github.com/accerl/accerl/reports"
+)
+
+// The crash test runs accerl as a child process: the test binary re-executes itself with
+// ACCERL_TEST_MAIN set, and TestMain then behaves as the accerl command.
+const (
+	mainEnv = "ACCERL_TEST_MAIN"
+	argsEnv = "ACCERL_TEST_ARGS"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(mainEnv) == "1" {
+		var args []string
+		if err := json.Unmarshal([]byte(os.Getenv(argsEnv)), &args); err != nil {
+			fmt.Fprintln(os.Stderr, "bad", argsEnv, err)
+			os.Exit(2)
+		}
+		os.Args = append([]string{"accerl"}, args...)
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// accerlProcess starts `accerl args...` as a child process.
+func accerlProcess(t *testing.T, logPath string, extraEnv []string, args ...string) *exec.Cmd {
+	t.Helper()
+	b, _ := json.Marshal(args)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), mainEnv+"=1", argsEnv+"="+string(b)), extraEnv...)
+	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = log.Close() })
+	return cmd
+}
+
+// crashSpec trains long enough (a few seconds of simulated 1 ms simulator steps) to be
+// killed several times, in short segments so that every kill lands in a different place.
+func crashSpec(mode string) string {
+	return fmt.Sprintf(`
+experiment "crash" {
+  seeds = [3]
+  budget { env_steps = 12288 }
+  env "cartpole" {
+    latency {
+      kind   = "constant"
+      median = "1ms"
+      slow_fraction = 0
+    }
+  }
+  policy { hidden = [16, 16] }
+  algorithm "ppo" {
+    batch_steps = 256
+    epochs      = 2
+    minibatches = 2
+  }
+  pipeline {
+    mode            = %q
+    workers         = 4
+    envs_per_worker = 2
+    chunk_steps     = 32
+    replay_capacity = 1024
+  }
+  checkpoint {
+    every             = 2
+    keep              = 3
+    heartbeat_timeout = "3s"
+  }
+}
+`, mode)
+}
+
+type runOutcome struct {
+	summary  reports.RunSummary
+	metrics  []reports.MetricsRow
+	episodes []reports.EpisodeRow
+}
+
+func readOutcome(t *testing.T, out string) runOutcome {
+	t.Helper()
+	runDir := filepath.Join(out, "base", "seed-3")
+	var o runOutcome
+	if err := reports.ReadJSON(filepath.Join(runDir, "summary.json"), &o.summary); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	if o.metrics, o.episodes, err = reports.ReadRun(runDir); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// runToEnd runs the spec in a child process until it exits, returning its exit error.
+func runToEnd(t *testing.T, dir, specPath string) error {
+	cmd := accerlProcess(t, filepath.Join(dir, "log.txt"), nil,
+		"run", "--state-dir", filepath.Join(dir, "state"), "--out", filepath.Join(dir, "out"), specPath)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(4 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatalf("accerl run did not finish in 4 minutes; log in %s", filepath.Join(dir, "log.txt"))
+		return nil
+	}
+}
+
+func TestCrashResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills and restarts accerl processes for a few minutes")
+	}
+	for _, mode := range []string{"sync", "async"} {
+		t.Run(mode, func(t *testing.T) { testCrashResume(t, mode) })
+	}
+}
+
+func testCrashResume(t *testing.T, mode string) {
+	root := t.TempDir()
+	specPath := filepath.Join(root, "crash.hcl")
+	if err := os.WriteFile(specPath, []byte(crashSpec(mode)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// The reference: the same spec, straight through.
+	refDir := filepath.Join(root, "ref")
+	if err := runToEnd(t, refDir, specPath); err != nil {
+		t.Fatalf("reference run: %v (log %s)", err, filepath.Join(refDir, "log.txt"))
+	}
+	ref := readOutcome(t, filepath.Join(refDir, "out"))
+
+	// The crashed run: SIGKILL the whole process (server, worker and all) again and again.
+	dir := filepath.Join(root, "crashed")
+	rng := rand.New(rand.NewPCG(42, 7))
+	const kills = 6
+	for i := range kills {
+		var env []string
+		if i == 1 {
+			// Die in the middle of writing a checkpoint: after its files, before the rename.
+			env = []string{checkpoint.KillDuringSaveEnv + "=seg-000004"}
+		}
+		cmd := accerlProcess(t, filepath.Join(dir, "log.txt"), env,
+			"run", "--state-dir", filepath.Join(dir, "state"), "--out", filepath.Join(dir, "out"), specPath)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		// The embedded server takes about a second to start; kill between 1.5 and 4 s in.
+		wait := 1500*time.Millisecond + time.Duration(rng.Int64N(int64(2500*time.Millisecond)))
+		select {
+		case err := <-done:
+			ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+			if i == 1 && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+				continue // the checkpoint hook killed it, as planned
+			}
+			t.Fatalf("kill %d: accerl exited by itself (%v) before it could be killed; make the spec longer", i, err)
+		case <-time.After(wait):
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+		}
+	}
+	if err := runToEnd(t, dir, specPath); err != nil {
+		t.Fatalf("final run after %d kills: %v (log %s)", kills, err, filepath.Join(dir, "log.txt"))
+	}
+	got := readOutcome(t, filepath.Join(dir, "out"))
+
+	budget := int64(12288)
+	for name, o := range map[string]runOutcome{"reference": ref, "crashed": got} {
+		if o.summary.Status != "completed" || o.summary.EnvSteps != budget {
+			t.Errorf("%s run: status %s, %d env steps; want completed with exactly %d", name, o.summary.Status, o.summary.EnvSteps, budget)
+		}
+		// Every update has exactly one metrics row: keys 1..N, none missing, none twice.
+		for i, r := range o.metrics {
+			if r.Step != int64(i+1) {
+				t.Fatalf("%s run: metrics row %d has step %d; rows are missing or duplicated", name, i, r.Step)
+			}
+		}
+		if n := int64(len(o.metrics)); n != o.summary.Updates {
+			t.Errorf("%s run: %d metrics rows for %d updates", name, n, o.summary.Updates)
+		}
+		if last := o.metrics[len(o.metrics)-1]; last.EnvSteps != budget {
+			t.Errorf("%s run: last metrics row at %d env steps, want %d", name, last.EnvSteps, budget)
+		}
+	}
+	if mode == "sync" {
+		// Sync mode is deterministic: the killed and resumed run must end bit-for-bit where
+		// the uninterrupted one did, episode by episode.
+		if got.summary.ParamsSHA256 != ref.summary.ParamsSHA256 {
+			t.Errorf("final parameters differ after crashes: %s vs uninterrupted %s", got.summary.ParamsSHA256, ref.summary.ParamsSHA256)
+		}
+		if !reflect.DeepEqual(got.episodes, ref.episodes) {
+			t.Errorf("episodes differ after crashes: %d vs %d", len(got.episodes), len(ref.episodes))
+		}
+	}
+	// No half-written checkpoint is ever left where a loader would look.
+	dirs, err := checkpoint.List(filepath.Join(dir, "out", "base", "seed-3", "checkpoints"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		if _, _, err := checkpoint.Load(d); err != nil {
+			t.Errorf("checkpoint %s does not verify: %v", d, err)
+		}
+	}
+	_ = context.Background
+}
