@@ -67,5 +67,10 @@ func (r *recorder) add(u engine.UpdateReport) {
 		ApproxKL:       u.Stats.ApproxKL,
 		ClipFrac:       u.Stats.ClipFrac,
 		GradNorm:       u.Stats.GradNorm,
+		LowWeightFrac:  u.Stats.LowWeightFrac,
+		ESS:            u.Stats.ESS,
+		LagClipFrac:    u.Stats.Lag.ClipFrac,
+		LagLowWeight:   u.Stats.Lag.LowWeightFrac,
+		LagESS:         u.Stats.Lag.ESS,
 	})
 }

@@ -69,6 +69,11 @@
 //	approx_kl       float64  approximate KL(π_old ‖ π)
 //	clip_frac       float64  fraction of clipped (or down-weighted) tokens
 //	grad_norm       float64  global gradient norm before clipping
+//	low_weight_frac float64  fraction of tokens with GIPO weight below 1e-3 during the update
+//	ess             float64  effective sample size (Σw)²/(N Σw²) of the importance weights during the update
+//	lag_clip_frac   float64  fraction of the batch's tokens outside PPO's clip range before the first step
+//	lag_low_weight_frac float64 fraction of the batch's tokens a GIPO weight puts below 1e-3, before the first step
+//	lag_ess         float64  effective sample size of the batch's ratios before the first step
 //
 // episodes/seg-NNNNNN.arrow, one row per finished episode (EpisodeRow):
 //

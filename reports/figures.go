@@ -18,6 +18,7 @@ const (
 	FigThroughput        = "throughput"
 	FigStepsToTarget     = "steps_to_target"
 	FigPipeline          = "pipeline_distributions"
+	FigPolicyLag         = "policy_lag"
 	FigUtilization       = "utilization"
 	FigWorldModel        = "world_model"
 )
@@ -49,6 +50,7 @@ func figureSpecs() []figureSpec {
 		{FigThroughput, "Throughput", throughputFigure},
 		{FigStepsToTarget, "Steps to target", stepsToTargetFigure},
 		{FigPipeline, "Pipeline distributions", pipelineFigure},
+		{FigPolicyLag, "Policy lag: ratio and weight distributions", policyLagFigure},
 		{FigUtilization, "Utilisation timeline", utilizationFigure},
 		{FigWorldModel, "World model", worldModelFigure},
 	}

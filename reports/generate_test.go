@@ -49,6 +49,7 @@ func writeFixture(t *testing.T, expDir string, f runFixture) {
 					nan := math.NaN()
 					r.Staleness, r.InferenceBatch, r.QueueWaitMs = nan, nan, nan
 					r.GPUUtil, r.GPUMem, r.Horizon, r.WMValLoss = nan, nan, nan, nan
+					r.LagClipFrac, r.LagLowWeight, r.LagESS = nan, nan, nan
 				}
 				rows = append(rows, r)
 			}
@@ -331,7 +332,7 @@ func TestGenerateComplete(t *testing.T) {
 }
 
 // allFigures is every figure a complete experiment with a target gets.
-var allFigures = []string{FigLearningCurve, FigLearningCurveWall, FigThroughput, FigStepsToTarget, FigPipeline, FigUtilization, FigWorldModel}
+var allFigures = []string{FigLearningCurve, FigLearningCurveWall, FigThroughput, FigStepsToTarget, FigPipeline, FigPolicyLag, FigUtilization, FigWorldModel}
 
 func readAll(t *testing.T, rep *Report) map[string][]byte {
 	t.Helper()

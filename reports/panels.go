@@ -30,6 +30,9 @@ var (
 	seriesStaleness = metricSeries{"staleness", "Policy staleness (versions behind)", func(r *MetricsRow) float64 { return r.Staleness }, 1, 0, 0}
 	seriesBatch     = metricSeries{"inference_batch", "Inference batch size (requests)", func(r *MetricsRow) float64 { return r.InferenceBatch }, 1, 0, 0}
 	seriesQueue     = metricSeries{"queue_wait_ms", "Inference queue wait, p99 (ms)", func(r *MetricsRow) float64 { return r.QueueWaitMs }, 1, 0, 0}
+	seriesLagClip   = metricSeries{"lag_clip_frac", "Tokens outside PPO's clip range (%)", func(r *MetricsRow) float64 { return r.LagClipFrac }, 100, 0, 0}
+	seriesLagLowW   = metricSeries{"lag_low_weight_frac", "Tokens with GIPO weight < 1e-3 (%)", func(r *MetricsRow) float64 { return r.LagLowWeight }, 100, 0, 0}
+	seriesLagESS    = metricSeries{"lag_ess", "Effective sample size of the ratios (fraction)", func(r *MetricsRow) float64 { return r.LagESS }, 1, 0, 0}
 )
 
 // columnNames lists the columns of series for messages: "a, b and c".
@@ -182,8 +185,25 @@ func nonNegativeMax(points []plotter.XY) (float64, bool) {
 // size and queue wait per arm as box plots, one panel per column that has
 // data. Values pool every metrics row of every seed of the arm.
 func pipelineFigure(in *figureInput) (*figure, string, error) {
+	return boxFigure(in, FigPipeline, "pipeline distributions",
+		[]metricSeries{seriesStaleness, seriesBatch, seriesQueue},
+		"Staleness is the mean policy lag of a training batch in policy versions; batch size the mean requests per inference batch; queue wait the 99th-percentile wait of an inference request in an interval.")
+}
+
+// policyLagFigure draws, per arm, how stale the training batches were as the two
+// algorithms see it: the share of tokens whose ratio π_θ/π_old lies outside PPO's clip
+// range, the share a GIPO weight puts below 1e-3, and the effective sample size of the
+// ratios, each measured on the batch before the update's first step (so it reflects the
+// policy lag alone, not the update).
+func policyLagFigure(in *figureInput) (*figure, string, error) {
+	return boxFigure(in, FigPolicyLag, "ratio and weight distributions",
+		[]metricSeries{seriesLagClip, seriesLagLowW, seriesLagESS},
+		"Each value is one training batch, measured before the update's first gradient step: the share of action tokens whose importance ratio π_θ/π_old falls outside PPO's clip range [1−ε, 1+ε], the share whose GIPO weight exp(−½(log ρ/σ)²) is below 1e-3, and the effective sample size (Σρ)²/(N Σρ²) of the ratios (1 means on-policy).")
+}
+
+// boxFigure draws one box-plot panel per series that has data, one box per arm.
+func boxFigure(in *figureInput, name, what string, series []metricSeries, explain string) (*figure, string, error) {
 	e := in.e
-	series := []metricSeries{seriesStaleness, seriesBatch, seriesQueue}
 	var kept []metricSeries
 	var boxes [][]*quantileBox
 	for _, s := range series {
@@ -210,7 +230,7 @@ func pipelineFigure(in *figureInput) (*figure, string, error) {
 	}
 	names := slices.Clone(e.Arms)
 	slices.Reverse(names)
-	title := fmt.Sprintf("%s: pipeline distributions", e.Name)
+	title := fmt.Sprintf("%s: %s", e.Name, what)
 	panels := make([]*plot.Plot, len(kept))
 	for k, s := range kept {
 		t := ""
@@ -242,9 +262,9 @@ func pipelineFigure(in *figureInput) (*figure, string, error) {
 		panels[k] = p
 	}
 	caption := fmt.Sprintf("Distributions over all metrics rows (logging intervals) of every seed of an arm: boxes span the 25th to 75th percentile, the dark line is the median and whiskers reach the %gth and %gth percentiles (values beyond are not drawn). "+
-		"Staleness is the mean policy lag of a training batch in policy versions; batch size the mean requests per inference batch; queue wait the 99th-percentile wait of an inference request in an interval. Panels: %s.",
-		100*whiskerLowQ, 100*whiskerHighQ, columnNames(kept))
+		"%s Panels: %s.",
+		100*whiskerLowQ, 100*whiskerHighQ, explain, columnNames(kept))
 	height := vg.Length(math.Max(4.5, 0.6+float64(len(kept))*(0.85+0.32*float64(len(e.Arms))))) * vg.Inch
-	f, err := renderPanels(FigPipeline, title, caption, panels, height)
+	f, err := renderPanels(name, title, caption, panels, height)
 	return f, "", err
 }

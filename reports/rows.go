@@ -29,6 +29,11 @@ type MetricsRow struct {
 	ApproxKL       float64 // approx_kl: approximate KL(π_old ‖ π)
 	ClipFrac       float64 // clip_frac: fraction of clipped (or down-weighted) tokens
 	GradNorm       float64 // grad_norm: global gradient norm before clipping
+	LowWeightFrac  float64 // low_weight_frac: fraction of tokens whose GIPO weight fell below 1e-3 during the update
+	ESS            float64 // ess: effective sample size (Σw)²/(N Σw²) of the importance weights during the update
+	LagClipFrac    float64 // lag_clip_frac: fraction of the batch's tokens outside PPO's clip range before the first step (the policy lag alone)
+	LagLowWeight   float64 // lag_low_weight_frac: fraction of the batch's tokens a GIPO weight would put below 1e-3, before the first step
+	LagESS         float64 // lag_ess: effective sample size of the batch's ratios before the first step
 }
 
 // EpisodeRow is one finished episode. The comment after each field is its

@@ -87,6 +87,11 @@ var metricsTable = newTable("metrics", []column[MetricsRow]{
 	{name: "approx_kl", f64: func(r *MetricsRow) *float64 { return &r.ApproxKL }},
 	{name: "clip_frac", f64: func(r *MetricsRow) *float64 { return &r.ClipFrac }},
 	{name: "grad_norm", f64: func(r *MetricsRow) *float64 { return &r.GradNorm }},
+	{name: "low_weight_frac", f64: func(r *MetricsRow) *float64 { return &r.LowWeightFrac }},
+	{name: "ess", f64: func(r *MetricsRow) *float64 { return &r.ESS }},
+	{name: "lag_clip_frac", f64: func(r *MetricsRow) *float64 { return &r.LagClipFrac }},
+	{name: "lag_low_weight_frac", f64: func(r *MetricsRow) *float64 { return &r.LagLowWeight }},
+	{name: "lag_ess", f64: func(r *MetricsRow) *float64 { return &r.LagESS }},
 })
 
 // episodesTable is the schema of episodes/seg-NNNNNN.arrow.

@@ -93,7 +93,7 @@ func TestGenerateSkipsAbsentColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{FigStepsToTarget, FigPipeline, FigWorldModel}
+	want := []string{FigStepsToTarget, FigPipeline, FigPolicyLag, FigWorldModel}
 	if !slices.Equal(rep.Skipped, want) {
 		t.Errorf("skipped = %v, want %v", rep.Skipped, want)
 	}

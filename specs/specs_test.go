@@ -62,6 +62,19 @@ func fullBase() specs.Config {
 			Inference: specs.Inference{MaxBatch: 32, MaxWait: 2 * time.Millisecond},
 		},
 		Checkpoint: specs.Checkpoint{Every: 10, Keep: 5, HeartbeatTimeout: 45 * time.Second},
+		WorldModel: defaultWorldModel(),
+	}
+}
+
+// defaultWorldModel is the world_model block's defaults as the language
+// reference (specs/doc.go) lists them, written out by hand.
+func defaultWorldModel() specs.WorldModel {
+	return specs.WorldModel{
+		Enabled: false, OfflineTrajectories: 1000, Behaviour: "random", History: 2,
+		ObsHidden: []int{128, 128}, RewHidden: []int{64, 64},
+		ObsLearningRate: 1e-3, RewLearningRate: 1e-3, Reward: "direct",
+		PretrainEpochs: 20, ImaginationRatio: 0.5, ObsEvery: 100, RewEvery: 50,
+		Horizon: specs.Horizon{Start: 5, End: 50, LossHigh: 0.5, LossLow: 0.05},
 	}
 }
 
@@ -138,6 +151,7 @@ func TestParseMinimalSpec(t *testing.T) {
 			Inference: specs.Inference{MaxBatch: 256, MaxWait: 5 * time.Millisecond},
 		},
 		Checkpoint: specs.Checkpoint{Every: 25, Keep: 3, HeartbeatTimeout: 30 * time.Second},
+		WorldModel: defaultWorldModel(),
 	}
 	if got := exp.Arms[0].Config; !reflect.DeepEqual(got, want) {
 		t.Errorf("minimal config:\n got %+v\nwant %+v", got, want)

@@ -193,18 +193,24 @@ func Run(ctx workflow.Context, in RunInput) (RunResult, error) {
 func trainSegment(ctx workflow.Context, in activities.TrainSegmentInput) (activities.TrainSegmentResult, error) {
 	var trainer *activities.Trainer
 	var res activities.TrainSegmentResult
-	var err error
+	reason := ""
 	for attempt := 1; attempt <= segmentRetries; attempt++ {
-		err = workflow.ExecuteActivity(ctx, trainer.TrainSegment, in).Get(ctx, &res)
+		err := workflow.ExecuteActivity(ctx, trainer.TrainSegment, in).Get(ctx, &res)
 		if err == nil {
 			return res, nil
 		}
 		var appErr *temporal.ApplicationError
-		if !errors.As(err, &appErr) || appErr.Type() != activities.ErrTypeTraining {
+		if !errors.As(err, &appErr) {
 			return res, fmt.Errorf("segment %d: %w", in.Segment, err)
 		}
+		// The application error's message is the activity's own error text; the full
+		// error adds Temporal's wrapping (event IDs, types), which nobody needs to read.
+		reason = appErr.Message()
+		if appErr.Type() != activities.ErrTypeTraining {
+			return res, fmt.Errorf("segment %d: %s", in.Segment, reason)
+		}
 	}
-	return res, fmt.Errorf("segment %d failed %d times: %w", in.Segment, segmentRetries, err)
+	return res, fmt.Errorf("segment %d failed %d times: %s", in.Segment, segmentRetries, reason)
 }
 
 // listenForControl keeps pause/resume/stop signals flowing into st for the life of this

@@ -63,7 +63,7 @@ type ImaginedChunk struct {
 }
 
 // Len returns the number of imagined steps T.
-func (c *ImaginedChunk) Len() int { return len(c.Rewards) }
+func (c ImaginedChunk) Len() int { return len(c.Rewards) }
 
 // Imagine rolls every start state h steps forward through the world model
 // with the current policy act, all start states as one batch per step:

@@ -5,8 +5,8 @@ import (
 	"math"
 )
 
-// Sized is a chunk of steps: the engine's *engine.Chunk and
-// *ImaginedChunk both qualify.
+// Sized is a chunk of steps: the engine's *engine.Chunk and ImaginedChunk
+// (or a pointer to one) both qualify.
 type Sized interface{ Len() int }
 
 // Mix is a training batch drawn from the two buffers.

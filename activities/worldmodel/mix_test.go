@@ -98,3 +98,11 @@ func TestMixBatchPanicsOnBadRatio(t *testing.T) {
 		}()
 	}
 }
+
+func TestMixBatchTakesImaginedChunks(t *testing.T) {
+	img := []ImaginedChunk{{Rewards: make([]float64, 4)}, {Rewards: make([]float64, 4)}}
+	mix, ok := MixBatch(chunksOf(10, 4), img, 0.5, 8)
+	if !ok || mix.ImgSteps != 4 || len(mix.Img) != 1 || mix.RealSteps != 4 {
+		t.Errorf("mix = %d real + %d imagined steps in %d chunks (ok %v), want 4 + 4 in 1", mix.RealSteps, mix.ImgSteps, len(mix.Img), ok)
+	}
+}

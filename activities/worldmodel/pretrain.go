@@ -135,7 +135,11 @@ type PretrainStats struct {
 //
 // progress, when not nil, is called every EvalEvery steps (default: each
 // epoch) and after the last step. A cancelled ctx stops training between
-// steps; Pretrain then returns the state reached so far with ctx's error.
+// steps; Pretrain then returns the state reached so far with ctx's error,
+// and that state resumes exactly. A numerical error (a non-finite loss,
+// gradient or parameter; the learners refuse the step) also returns the
+// state with the error, for diagnosis: if M_rew failed, M_obs has already
+// taken that step, so it is not an exact resume point.
 func Pretrain(ctx context.Context, ds *Dataset, cfg PretrainConfig, resume *WMState, progress func(PretrainProgress)) (*WMState, PretrainStats, error) {
 	p, err := newPretrainer(ds, cfg, resume)
 	if err != nil {

@@ -1,0 +1,30 @@
+# Constraints between world_model attributes, checked per resolved arm.
+experiment "wm_cross" {
+  budget { env_steps = 1000 }
+  env "pendulum" {}
+
+  world_model {
+    horizon {
+      start = 60                       # ERROR: Horizon start after end
+      end   = 50
+    }
+  }
+
+  # Inherits the base's horizon conflict (reported once, above) and adds
+  # its own: thresholds out of order.
+  ablation "thresholds" {
+    world_model {
+      horizon {
+        loss_low = 0.9                 # ERROR: Horizon loss thresholds out of order
+      }
+    }
+  }
+
+  # Pendulum never succeeds, so success_delta has nothing to learn from.
+  ablation "success" {
+    world_model {
+      enabled = true
+      reward  = "success_delta"        # ERROR: No success signal
+    }
+  }
+}
