@@ -57,7 +57,7 @@ func EngineConfig(c specs.Config, seed uint64, totalUpdates int) engine.Config {
 			LossConfig: kernels.LossConfig{
 				Algo:          a.Name,
 				ClipCoef:      a.Clip,
-				ClipValueLoss: true, // CleanRL's value clipping; v-trace ignores it
+				ClipValueLoss: a.ClipValueLoss, // CleanRL's value clipping; v-trace ignores it
 				GIPOSigma:     orDefault(a.GIPOSigma, kernels.DefaultGIPOSigma),
 				SAPOTauPos:    orDefault(a.SAPOTauPos, kernels.DefaultSAPOTauPos),
 				SAPOTauNeg:    orDefault(a.SAPOTauNeg, kernels.DefaultSAPOTauNeg),

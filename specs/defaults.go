@@ -199,6 +199,7 @@ func DefaultConfig() Config {
 			SAPOTauNeg:      1.05,
 			VTraceRhoBar:    1.0,
 			VTraceCBar:      1.0,
+			ClipValueLoss:   true,
 		},
 		Pipeline: Pipeline{
 			Mode:           ModeAsync,

@@ -87,6 +87,7 @@
 //	    sapo_tau_neg     = 1.05    # SAPO gate temperature for A < 0, > 0
 //	    vtrace_rho_bar   = 1.0     # V-trace ρ̄ truncation, > 0
 //	    vtrace_c_bar     = 1.0     # V-trace c̄ truncation, > 0
+//	    clip_value_loss  = true    # clip the value change per update to ±clip (CleanRL)
 //	  }
 //
 //	  pipeline {

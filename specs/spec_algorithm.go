@@ -27,6 +27,7 @@ const (
 	attrSAPOTauNeg      = "sapo_tau_neg"
 	attrVTraceRhoBar    = "vtrace_rho_bar"
 	attrVTraceCBar      = "vtrace_c_bar"
+	attrClipValueLoss   = "clip_value_loss"
 )
 
 // pathAlgorithmName is the sources path recorded for the algorithm label.
@@ -88,6 +89,10 @@ type Algorithm struct {
 	// (ρ̄ and c̄ of Espeholt et al. 2018). > 0.
 	VTraceRhoBar float64 `json:"vtrace_rho_bar"`
 	VTraceCBar   float64 `json:"vtrace_c_bar"`
+	// ClipValueLoss clips the value prediction's change per update to ±Clip, as
+	// CleanRL does. Turn it off when returns are large (Pendulum's are near
+	// −1000): the clipped critic then cannot follow them.
+	ClipValueLoss bool `json:"clip_value_loss"`
 }
 
 var algorithmSchema = &hcl.BodySchema{
@@ -114,6 +119,7 @@ var algorithmSchema = &hcl.BodySchema{
 		{Name: attrSAPOTauNeg},
 		{Name: attrVTraceRhoBar},
 		{Name: attrVTraceCBar},
+		{Name: attrClipValueLoss},
 	},
 }
 
@@ -151,4 +157,5 @@ func (d *decoder) decodeAlgorithm(block *hcl.Block, a *Algorithm) {
 	d.setFloat(c, p, attrSAPOTauNeg, &a.SAPOTauNeg, greaterThan(0))
 	d.setFloat(c, p, attrVTraceRhoBar, &a.VTraceRhoBar, greaterThan(0))
 	d.setFloat(c, p, attrVTraceCBar, &a.VTraceCBar, greaterThan(0))
+	d.setBool(c, p, attrClipValueLoss, &a.ClipValueLoss)
 }

@@ -54,7 +54,7 @@ func fullBase() specs.Config {
 			Epochs: 10, Minibatches: 3, BatchSteps: 1000, NormAdv: false,
 			RecomputeValues: true, AdvantageNorm: "global", GIPOSigma: 0.25,
 			KLCoef: 0.1, LRSchedule: "cosine", WarmupUpdates: 5, SAPOTauPos: 0.8, SAPOTauNeg: 1.2,
-			VTraceRhoBar: 0.9, VTraceCBar: 0.95,
+			VTraceRhoBar: 0.9, VTraceCBar: 0.95, ClipValueLoss: false,
 		},
 		Pipeline: specs.Pipeline{
 			Mode: "sync", Workers: 6, EnvsPerWorker: 3, ChunkSteps: 50, ReplayCapacity: 5000,
@@ -143,7 +143,7 @@ func TestParseMinimalSpec(t *testing.T) {
 			Epochs: 4, Minibatches: 4, BatchSteps: 512, NormAdv: true,
 			RecomputeValues: false, AdvantageNorm: "batch", GIPOSigma: 0.5,
 			KLCoef: 0, LRSchedule: "linear", WarmupUpdates: 0, SAPOTauPos: 1, SAPOTauNeg: 1.05,
-			VTraceRhoBar: 1, VTraceCBar: 1,
+			VTraceRhoBar: 1, VTraceCBar: 1, ClipValueLoss: true,
 		},
 		Pipeline: specs.Pipeline{
 			Mode: "async", Workers: 4, EnvsPerWorker: 2, ChunkSteps: 64, ReplayCapacity: 8192,

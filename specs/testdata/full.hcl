@@ -61,6 +61,7 @@ experiment "full" {
     sapo_tau_neg     = 1.2
     vtrace_rho_bar   = 0.9
     vtrace_c_bar     = 0.95
+    clip_value_loss  = false
   }
 
   pipeline {
