@@ -105,7 +105,7 @@ func Run(ctx workflow.Context, in RunInput) (RunResult, error) {
 		return RunProgress{
 			ID: in.Run.ID, Arm: in.Run.Arm, Seed: in.Run.Seed, Status: s, Segment: st.Segment,
 			EnvSteps: st.EnvSteps, BudgetSteps: cfg.Budget.EnvSteps, Updates: st.Updates,
-			Episodes: st.Episodes, RecentReturn: st.RecentReturn, StepsPerS: st.StepsPerS,
+			Episodes: st.Episodes, RecentReturn: st.RecentReturn, StepsPerS: safeRate(st.EnvSteps, st.WallS),
 			WallS: st.WallS, Checkpoint: st.Checkpoint, LastError: lastErr, Warnings: st.Warnings,
 		}, nil
 	}); err != nil {
