@@ -2,11 +2,14 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/accerl/accerl/reports"
+	"github.com/accerl/accerl/specs"
 )
 
 // Reporter writes experiment-level files: the experiment manifest and the report.
@@ -14,11 +17,10 @@ type Reporter struct{}
 
 // PrepareExperimentInput describes the experiment whose output directory is being set up.
 type PrepareExperimentInput struct {
-	ExpDir   string                     `json:"exp_dir"`
-	Manifest reports.ExperimentManifest `json:"manifest"`
-	// EnvKind is the base arm's environment, whose known target return (if any) the report
-	// uses when the manifest sets none.
-	EnvKind string `json:"env_kind"`
+	ExpDir     string           `json:"exp_dir"`
+	Experiment specs.Experiment `json:"experiment"`
+	// Created is when the experiment workflow started.
+	Created time.Time `json:"created"`
 }
 
 // PrepareExperimentResult is empty; it exists so fields can be added later.
@@ -32,19 +34,17 @@ func (r *Reporter) PrepareExperiment(ctx context.Context, in PrepareExperimentIn
 	if err := os.MkdirAll(in.ExpDir, 0o755); err != nil {
 		return PrepareExperimentResult{}, fmt.Errorf("create experiment dir: %w", err)
 	}
+	m, err := experimentManifest(in)
+	if err != nil {
+		return PrepareExperimentResult{}, err
+	}
 	path := filepath.Join(in.ExpDir, "experiment.json")
 	var old reports.ExperimentManifest
 	if err := reports.ReadJSON(path, &old); err == nil {
-		if old.SpecHash == in.Manifest.SpecHash {
+		if old.SpecHash == m.SpecHash {
 			return PrepareExperimentResult{}, nil
 		}
-		return PrepareExperimentResult{}, fmt.Errorf("experiment dir %s already holds results of spec %.12s (this spec is %.12s); choose another --out or remove it", in.ExpDir, old.SpecHash, in.Manifest.SpecHash)
-	}
-	m := in.Manifest
-	if m.Target == nil {
-		if t, r, ok := TargetFor(in.EnvKind); ok {
-			m.Target, m.RandomScore = &t, &r
-		}
+		return PrepareExperimentResult{}, fmt.Errorf("experiment dir %s already holds results of spec %.12s (this spec is %.12s); choose another --out or remove it", in.ExpDir, old.SpecHash, m.SpecHash)
 	}
 	return PrepareExperimentResult{}, reports.WriteJSON(path, m)
 }
@@ -65,6 +65,30 @@ var envTargets = map[string]struct{ target, random float64 }{
 func TargetFor(kind string) (target, random float64, ok bool) {
 	t, ok := envTargets[kind]
 	return t.target, t.random, ok
+}
+
+// experimentManifest describes the experiment for experiment.json: its arms, seeds, the
+// resolved spec, and the target return of the base arm's environment when accerl knows one.
+func experimentManifest(in PrepareExperimentInput) (reports.ExperimentManifest, error) {
+	exp := in.Experiment
+	spec, err := json.Marshal(exp)
+	if err != nil {
+		return reports.ExperimentManifest{}, fmt.Errorf("encode spec: %w", err)
+	}
+	arms := make([]string, len(exp.Arms))
+	for i, a := range exp.Arms {
+		arms[i] = a.Name
+	}
+	m := reports.ExperimentManifest{
+		Name: exp.Name, SpecHash: exp.Hash, Baseline: exp.Baseline, Arms: arms, Seeds: exp.Seeds,
+		Spec: spec, Created: in.Created,
+	}
+	if len(exp.Arms) > 0 {
+		if t, r, ok := TargetFor(exp.Arms[0].Config.Env.Kind); ok {
+			m.Target, m.RandomScore = &t, &r
+		}
+	}
+	return m, nil
 }
 
 // ReportInput names the experiment directory to report on.

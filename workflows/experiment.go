@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/accerl/accerl/activities"
-	"github.com/accerl/accerl/reports"
 	"github.com/accerl/accerl/specs"
 )
 
@@ -46,20 +44,8 @@ func Experiment(ctx workflow.Context, in ExperimentInput) (ExperimentResult, err
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
 	})
 
-	specJSON, err := json.Marshal(exp)
-	if err != nil {
-		return ExperimentResult{}, err
-	}
-	arms := make([]string, len(exp.Arms))
-	for i, a := range exp.Arms {
-		arms[i] = a.Name
-	}
-	man := reports.ExperimentManifest{
-		Name: exp.Name, SpecHash: exp.Hash, Baseline: exp.Baseline, Arms: arms, Seeds: exp.Seeds,
-		Spec: specJSON, Created: workflow.Now(ctx).UTC(),
-	}
 	if err := workflow.ExecuteActivity(actx, reporter.PrepareExperiment, activities.PrepareExperimentInput{
-		ExpDir: in.OutDir, Manifest: man, EnvKind: exp.Arms[0].Config.Env.Kind,
+		ExpDir: in.OutDir, Experiment: exp, Created: workflow.Now(ctx).UTC(),
 	}).Get(ctx, nil); err != nil {
 		return ExperimentResult{}, err
 	}

@@ -75,7 +75,7 @@ func TestExperimentRunsEveryArmAndSeedThenReports(t *testing.T) {
 	if reports != 1 || res.Report.Markdown != "/out/exp/report.md" {
 		t.Errorf("report ran %d times, result %+v", reports, res.Report)
 	}
-	if prepared.Manifest.SpecHash != "0123456789abcdef" || len(prepared.Manifest.Arms) != 2 || prepared.ExpDir != "/out/exp" {
+	if prepared.Experiment.Hash != "0123456789abcdef" || len(prepared.Experiment.Arms) != 2 || prepared.ExpDir != "/out/exp" || prepared.Created.IsZero() {
 		t.Errorf("experiment manifest = %+v", prepared)
 	}
 }
