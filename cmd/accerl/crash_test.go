@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -239,5 +238,4 @@ func testCrashResume(t *testing.T, mode string) {
 			t.Errorf("checkpoint %s does not verify: %v", d, err)
 		}
 	}
-	_ = context.Background
 }
