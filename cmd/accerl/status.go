@@ -83,6 +83,13 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%.1f\t%.0f\t%s\t%s\n", r.ID, r.State, steps, upd, ret, sps, age, errMsg)
 		}
 		_ = tw.Flush()
+		for _, r := range e.Runs {
+			if r.Progress != nil {
+				for _, w := range r.Progress.Warnings {
+					fmt.Fprintf(stdout, "  warning: %s: %s\n", r.ID, w)
+				}
+			}
+		}
 		fmt.Fprintln(stdout)
 	}
 	return nil
