@@ -75,8 +75,31 @@ func EngineConfig(c specs.Config, seed uint64, totalUpdates int) engine.Config {
 			RhoBar:      orDefault(a.VTraceRhoBar, 1),
 			CBar:        orDefault(a.VTraceCBar, 1),
 		},
+		WorldModel:        worldModelSettings(c.WorldModel),
 		InjectNaNAtUpdate: c.Debug.NaNAtUpdate,
 		Seed:              seed,
+	}
+}
+
+// worldModelSettings maps the spec's world_model block. The horizon is the schedule's start;
+// TrainSegment replaces it with the horizon the Run workflow passes for the segment.
+func worldModelSettings(w specs.WorldModel) engine.WorldModelSettings {
+	if !w.Enabled {
+		return engine.WorldModelSettings{}
+	}
+	return engine.WorldModelSettings{
+		Enabled:          true,
+		History:          w.History,
+		ObsHidden:        append([]int(nil), w.ObsHidden...),
+		RewHidden:        append([]int(nil), w.RewHidden...),
+		Activation:       kernels.ActTanh,
+		ObsLR:            w.ObsLearningRate,
+		RewLR:            w.RewLearningRate,
+		RewardMode:       w.Reward,
+		ImaginationRatio: w.ImaginationRatio,
+		ObsEvery:         w.ObsEvery,
+		RewEvery:         w.RewEvery,
+		Horizon:          max(1, w.Horizon.Start),
 	}
 }
 

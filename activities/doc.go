@@ -4,7 +4,14 @@
 //   - Trainer.TrainSegment runs the AcceRL engine (package engine) for a bounded number of
 //     trainer updates, heartbeating its progress, then writes a checkpoint, the segment's
 //     metrics rows and the run summary, and returns a TrainSegmentResult.
+//     With the world model on it starts from the pretrained state (TrainSegmentInput.
+//     WorldModelState) at the horizon the workflow passes, and reports the world model's
+//     validation loss on recent real data for the horizon schedule.
 //   - Trainer.FinishRun records a run's final status.
+//   - WorldModel.CollectOffline records the offline dataset (Arrow IPC) under
+//     <run>/worldmodel/dataset; WorldModel.PretrainWorldModel pretrains M_obs and M_rew on it
+//     with a held-out split, checkpointing each epoch under <run>/worldmodel/pretrain and
+//     resuming from the newest checkpoint on retry. Both are idempotent.
 //   - Reporter.PrepareExperiment writes the experiment manifest; Reporter.Report builds the
 //     report from stored metrics.
 //

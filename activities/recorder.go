@@ -40,6 +40,10 @@ func (r *recorder) add(u engine.UpdateReport) {
 			PolicyVersion: e.PolicyVersion, Success: math.NaN(),
 		})
 	}
+	horizon := math.NaN() // no world model
+	if u.Horizon > 0 {
+		horizon = float64(u.Horizon)
+	}
 	util := r.sampler.Sample()
 	r.metrics = append(r.metrics, reports.MetricsRow{
 		Segment:        r.segment,
@@ -59,8 +63,8 @@ func (r *recorder) add(u engine.UpdateReport) {
 		CPUUtil:        util.CPUUtil,
 		GPUUtil:        util.GPUUtil,
 		GPUMem:         util.GPUMem,
-		Horizon:        math.NaN(),
-		WMValLoss:      math.NaN(),
+		Horizon:        horizon,
+		WMValLoss:      u.WMValLoss, // NaN without a world model or before it is ready
 		PolicyLoss:     u.Stats.PolicyLoss,
 		ValueLoss:      u.Stats.ValueLoss,
 		Entropy:        u.Stats.Entropy,

@@ -46,6 +46,14 @@ type TrainSegmentInput struct {
 	TotalUpdates int `json:"total_updates"`
 	// StartWallS is the run's accumulated training wall time before this segment.
 	StartWallS float64 `json:"start_wall_s"`
+	// Horizon is the imagination horizon H this segment uses when the world model is on (the
+	// Run workflow's schedule moves it between segments); 0 means world_model.horizon.start.
+	Horizon int `json:"horizon,omitempty"`
+	// WorldModelState is the checkpoint directory of the pretrained world model
+	// (PretrainWorldModelResult.Checkpoint). A run's first segment starts its world model from
+	// it; later segments carry the world model in their own checkpoints. Empty: the world model
+	// starts untrained and learns online only.
+	WorldModelState string `json:"world_model_state,omitempty"`
 }
 
 // TrainSegmentResult summarises a finished segment; the run workflow keeps these counters.
@@ -61,6 +69,16 @@ type TrainSegmentResult struct {
 	ParamsSHA256 string  `json:"params_sha256"`
 	// BudgetReached is true once the run's env-step budget has been collected and trained on.
 	BudgetReached bool `json:"budget_reached"`
+	// Horizon is the imagination horizon the segment used (0 without a world model);
+	// ImaginedSteps the run's imagined steps trained on so far (they never count as EnvSteps).
+	Horizon       int   `json:"horizon,omitempty"`
+	ImaginedSteps int64 `json:"imagined_steps,omitempty"`
+	// WMValLoss is the world model's validation loss on recent real data: the mean over the
+	// segment's updates of the observation model's loss on each update's new real transitions,
+	// measured before it trained on them. HasWMValLoss is false when there was none (no world
+	// model, or not ready yet); the horizon schedule then leaves H as it is.
+	WMValLoss    float64 `json:"wm_val_loss,omitempty"`
+	HasWMValLoss bool    `json:"has_wm_val_loss,omitempty"`
 	// Warnings lists problems that did not stop the segment, such as a corrupt checkpoint
 	// that was skipped in favour of an older one.
 	Warnings []string `json:"warnings,omitempty"`
@@ -122,9 +140,21 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 		return res, err
 	}
 	cfg := EngineConfig(in.Config, in.Seed, in.TotalUpdates)
+	if cfg.WorldModel.Enabled && in.Horizon > 0 {
+		cfg.WorldModel.Horizon = in.Horizon
+	}
 	eng, err := engine.New(cfg, snap)
 	if err != nil {
 		return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("create engine: %v", err), ErrTypeBadInput, err)
+	}
+	if snap == nil && cfg.WorldModel.Enabled && in.WorldModelState != "" {
+		state, err := loadWorldModelState(in.WorldModelState)
+		if err != nil {
+			return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("train segment %d: %v", in.Segment, err), ErrTypeBadInput, err)
+		}
+		if err := eng.LoadWorldModel(state); err != nil {
+			return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("train segment %d: %v", in.Segment, err), ErrTypeBadInput, err)
+		}
 	}
 
 	rec := newRecorder(in.Segment, in.StartWallS)
@@ -158,8 +188,9 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 	man := checkpoint.Manifest{
 		SpecHash: in.SpecHash,
 		Segment:  in.Segment,
-		Counters: map[string]int64{"env_steps": stats.EnvSteps, "updates": stats.Updates, "episodes": stats.Episodes},
-		Created:  time.Now().UTC(),
+		Counters: map[string]int64{"env_steps": stats.EnvSteps, "updates": stats.Updates, "episodes": stats.Episodes,
+			"imagined_steps": stats.ImaginedSteps},
+		Created: time.Now().UTC(),
 	}
 	if err := checkpoint.Save(ckpt, man, map[string][]byte{engineStateFile: state}); err != nil {
 		return res, err
@@ -183,6 +214,10 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 		WallS:         in.StartWallS + stats.Wall.Seconds(),
 		ParamsSHA256:  eng.ParamsSHA256(),
 		BudgetReached: stats.BudgetReached,
+		Horizon:       stats.Horizon,
+		ImaginedSteps: stats.ImaginedSteps,
+		WMValLoss:     stats.WMValLoss,
+		HasWMValLoss:  stats.WMValUpdates > 0,
 		Warnings:      warnings,
 	}
 	sum := reports.RunSummary{

@@ -29,5 +29,6 @@ func New(c client.Client, queue string, opts Options) sdkworker.Worker {
 	w.RegisterWorkflow(workflows.Run)
 	w.RegisterActivity(&activities.Trainer{})
 	w.RegisterActivity(&activities.Reporter{})
+	w.RegisterActivity(&activities.WorldModel{})
 	return w
 }

@@ -3,12 +3,14 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/accerl/accerl/activities"
+	"github.com/accerl/accerl/activities/worldmodel"
 	"github.com/accerl/accerl/specs"
 )
 
@@ -45,6 +47,19 @@ type RunState struct {
 	// Started is the workflow time the run began, for the wall-time budget.
 	Started  time.Time `json:"started"`
 	Warnings []string  `json:"warnings,omitempty"`
+
+	// Pretrained is set once the offline dataset is collected and the world model pretrained
+	// (world_model.enabled with offline_trajectories > 0); WorldModelState is the pretrained
+	// checkpoint the first segment starts from, OfflineSteps the dataset's transitions (env
+	// steps spent before training, never counted in EnvSteps).
+	Pretrained      bool   `json:"pretrained,omitempty"`
+	WorldModelState string `json:"world_model_state,omitempty"`
+	OfflineSteps    int64  `json:"offline_steps,omitempty"`
+	// Horizon is the imagination-horizon schedule's state: H for the next segment, the best
+	// validation loss seen. It lives here so that it survives crashes and continue-as-new.
+	Horizon worldmodel.HorizonState `json:"horizon"`
+	// ImaginedSteps counts the imagined steps trained on.
+	ImaginedSteps int64 `json:"imagined_steps,omitempty"`
 }
 
 // RunProgress answers the "progress" query.
@@ -64,6 +79,8 @@ type RunProgress struct {
 	Checkpoint   string   `json:"checkpoint"`
 	LastError    string   `json:"last_error,omitempty"`
 	Warnings     []string `json:"warnings,omitempty"`
+	// Horizon is the imagination horizon of the next segment (0 without a world model).
+	Horizon int `json:"horizon,omitempty"`
 }
 
 // RunResult is a finished run's outcome.
@@ -79,6 +96,11 @@ type RunResult struct {
 	WallS        float64 `json:"wall_s"`
 	ParamsSHA256 string  `json:"params_sha256"`
 	Error        string  `json:"error,omitempty"`
+	// Horizon is the final imagination horizon; OfflineSteps the env steps spent on the offline
+	// dataset; ImaginedSteps the imagined steps trained on (all 0 without a world model).
+	Horizon       int   `json:"horizon,omitempty"`
+	OfflineSteps  int64 `json:"offline_steps,omitempty"`
+	ImaginedSteps int64 `json:"imagined_steps,omitempty"`
 }
 
 // segmentRetries bounds how often a failing segment is retried (each time from the previous
@@ -107,6 +129,7 @@ func Run(ctx workflow.Context, in RunInput) (RunResult, error) {
 			EnvSteps: st.EnvSteps, BudgetSteps: cfg.Budget.EnvSteps, Updates: st.Updates,
 			Episodes: st.Episodes, RecentReturn: st.RecentReturn, StepsPerS: safeRate(st.EnvSteps, st.WallS),
 			WallS: st.WallS, Checkpoint: st.Checkpoint, LastError: lastErr, Warnings: st.Warnings,
+			Horizon: st.Horizon.H,
 		}, nil
 	}); err != nil {
 		return RunResult{}, err
@@ -129,6 +152,19 @@ func Run(ctx workflow.Context, in RunInput) (RunResult, error) {
 			NonRetryableErrorTypes: activities.NonRetryableErrorTypes,
 		},
 	})
+
+	wm := cfg.WorldModel
+	sched := horizonSchedule(wm)
+	if wm.Enabled && st.Horizon.H == 0 {
+		st.Horizon = sched.Init()
+	}
+	if wm.Enabled && wm.OfflineTrajectories > 0 && !st.Pretrained {
+		if err := pretrainWorldModel(actx, in, &st, sched); err != nil {
+			status = StatusFailed
+			lastErr = err.Error()
+			return finishRun(ctx, in, st, status, lastErr)
+		}
+	}
 
 	perUpdate := StepsPerUpdate(cfg)
 	totalUpdates := int(ceilDiv(cfg.Budget.EnvSteps, perUpdate))
@@ -158,6 +194,7 @@ func Run(ctx workflow.Context, in RunInput) (RunResult, error) {
 			RunDir: in.RunDir, Experiment: in.ExperimentName, Arm: in.Run.Arm, Seed: in.Run.Seed,
 			SpecHash: in.SpecHash, Config: cfg, Segment: seg, Updates: updates,
 			TotalUpdates: totalUpdates, StartWallS: st.WallS,
+			Horizon: st.Horizon.H, WorldModelState: st.WorldModelState,
 		})
 		if err != nil {
 			status = StatusFailed
@@ -179,12 +216,59 @@ func Run(ctx workflow.Context, in RunInput) (RunResult, error) {
 		st.ParamsSHA256 = res.ParamsSHA256
 		st.BudgetReached = res.BudgetReached
 		st.Warnings = append(st.Warnings, res.Warnings...)
+		st.ImaginedSteps = res.ImaginedSteps
+		if wm.Enabled && res.HasWMValLoss {
+			st.Horizon = sched.Next(st.Horizon, res.WMValLoss)
+		}
 	}
 	status = StatusCompleted
 	if st.Stopped {
 		status = StatusStopped
 	}
 	return finishRun(ctx, in, st, status, "")
+}
+
+// horizonSchedule is the spec's horizon block as a worldmodel.HorizonSchedule.
+func horizonSchedule(w specs.WorldModel) worldmodel.HorizonSchedule {
+	h := w.Horizon
+	return worldmodel.HorizonSchedule{Start: h.Start, End: h.End, LossHigh: h.LossHigh, LossLow: h.LossLow}
+}
+
+// pretrainWorldModel collects the offline dataset and pretrains the world model (both
+// activities are idempotent and resume on retry), records the result in st and feeds the
+// pretraining validation loss to the horizon schedule.
+func pretrainWorldModel(ctx workflow.Context, in RunInput, st *RunState, sched worldmodel.HorizonSchedule) error {
+	var wm *activities.WorldModel
+	var col activities.CollectOfflineResult
+	err := workflow.ExecuteActivity(ctx, wm.CollectOffline, activities.CollectOfflineInput{
+		RunDir: in.RunDir, Config: in.Run.Config, Seed: in.Run.Seed,
+	}).Get(ctx, &col)
+	if err != nil {
+		return fmt.Errorf("collect offline dataset: %s", activityReason(err))
+	}
+	var pre activities.PretrainWorldModelResult
+	err = workflow.ExecuteActivity(ctx, wm.PretrainWorldModel, activities.PretrainWorldModelInput{
+		RunDir: in.RunDir, SpecHash: in.SpecHash, Config: in.Run.Config, Seed: in.Run.Seed, DatasetDir: col.Dir,
+	}).Get(ctx, &pre)
+	if err != nil {
+		return fmt.Errorf("pretrain world model: %s", activityReason(err))
+	}
+	st.Pretrained = true
+	st.WorldModelState = pre.Checkpoint
+	st.OfflineSteps = int64(col.Rows)
+	if pre.HasValLoss {
+		st.Horizon = sched.Next(st.Horizon, pre.ValObsLoss)
+	}
+	return nil
+}
+
+// activityReason is an activity error's own message without Temporal's wrapping.
+func activityReason(err error) string {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		return appErr.Message()
+	}
+	return err.Error()
 }
 
 // trainSegment runs one segment. A segment that fails with a training error (say, a
@@ -247,6 +331,7 @@ func finishRun(ctx workflow.Context, in RunInput, st RunState, status, errMsg st
 		EnvSteps: st.EnvSteps, Updates: st.Updates, FinalReturn: st.RecentReturn,
 		StepsPerS: safeRate(st.EnvSteps, st.WallS), WallS: st.WallS,
 		ParamsSHA256: st.ParamsSHA256, Error: errMsg,
+		Horizon: st.Horizon.H, OfflineSteps: st.OfflineSteps, ImaginedSteps: st.ImaginedSteps,
 	}, nil
 }
 
@@ -257,11 +342,17 @@ func heartbeatTimeout(cfg specs.Config) time.Duration {
 	return 30 * time.Second
 }
 
-// StepsPerUpdate is how many env steps one trainer update consumes. In sync mode every env
-// collects the same whole number of steps per round, so the batch is rounded up to a multiple
-// of the number of envs; in async mode it is the configured batch.
+// StepsPerUpdate is how many real env steps one trainer update consumes. With the world model
+// on, only the share the imagination ratio leaves to real data counts, max(1, batch −
+// round(ratio·batch)) (engine.Config.RealBatchSteps). In sync mode every env collects the same
+// whole number of steps per round, so that is rounded up to a multiple of the number of envs;
+// in async mode it is used as is (an update takes more real steps while B_img is short, so the
+// plan is an upper bound on the updates).
 func StepsPerUpdate(cfg specs.Config) int64 {
 	b := int64(max(1, cfg.Algorithm.BatchSteps))
+	if w := cfg.WorldModel; w.Enabled {
+		b = max(1, b-int64(math.Round(w.ImaginationRatio*float64(b))))
+	}
 	if cfg.Pipeline.Mode == "sync" {
 		n := int64(max(1, cfg.Pipeline.Workers*cfg.Pipeline.EnvsPerWorker))
 		return ceilDiv(b, n) * n

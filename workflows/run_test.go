@@ -54,6 +54,7 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	env.RegisterWorkflow(Experiment)
 	env.RegisterActivity(&activities.Trainer{})
 	env.RegisterActivity(&activities.Reporter{})
+	env.RegisterActivity(&activities.WorldModel{})
 	return env
 }
 
@@ -235,4 +236,124 @@ func containsAll(s string, subs ...string) bool {
 
 func decodeArg(can *workflow.ContinueAsNewError, v any) error {
 	return converter.GetDefaultDataConverter().FromPayloads(can.Input, v)
+}
+
+// wmRun is testRun with the world model on: 10 offline episodes and the default horizon
+// schedule (start 5, end 50, loss_high 0.5, loss_low 0.05), so that
+// H = 5 + ⌊(0.5 − L)/0.45 · 45⌋ = 5 + ⌊100·(0.5 − L)⌋ between the thresholds. The imagination
+// ratio is 0 so that the 100-step batches stay 100 real steps.
+func wmRun() specs.Run {
+	r := testRun()
+	r.Config.WorldModel.Enabled = true
+	r.Config.WorldModel.OfflineTrajectories = 10
+	r.Config.WorldModel.ImaginationRatio = 0
+	return r
+}
+
+// wmSegments is fakeSegments reporting validation loss losses[k] after segment k+1.
+type wmSegments struct {
+	fakeSegments
+	losses []float64
+}
+
+func (f *wmSegments) train(ctx context.Context, in activities.TrainSegmentInput) (activities.TrainSegmentResult, error) {
+	res, err := f.fakeSegments.train(ctx, in)
+	res.Horizon = in.Horizon
+	res.WMValLoss, res.HasWMValLoss = f.losses[in.Segment-1], true
+	return res, err
+}
+
+func mockPretraining(env *testsuite.TestWorkflowEnvironment, collects *int) {
+	env.OnActivity("CollectOffline", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.CollectOfflineInput) (activities.CollectOfflineResult, error) {
+		*collects++
+		return activities.CollectOfflineResult{Dir: in.RunDir + "/worldmodel/dataset", Episodes: 10, Rows: 220}, nil
+	})
+	env.OnActivity("PretrainWorldModel", mock.Anything, mock.Anything).Return(activities.PretrainWorldModelResult{
+		Checkpoint: "/tmp/x/worldmodel/pretrain/step-000000060", Steps: 60, HasValLoss: true, ValObsLoss: 0.6,
+	}, nil)
+}
+
+// TestRunHorizonSchedule: pretraining reports loss 0.6 (≥ loss_high: H stays 5); the segments
+// report 0.405, 0.2525, 0.3 and 0.0955, giving targets 5+⌊9.5⌋ = 14, 5+⌊24.75⌋ = 29, 5+⌊20⌋ = 25
+// (below the best, so H stays 29) and 5+⌊40.45⌋ = 45. Each segment gets the H its predecessor
+// earned, starting from the pretrained model.
+func TestRunHorizonSchedule(t *testing.T) {
+	env := newEnv(t)
+	fake := &wmSegments{losses: []float64{0.405, 0.2525, 0.3, 0.0955}}
+	collects := 0
+	mockPretraining(env, &collects)
+	env.OnActivity("TrainSegment", mock.Anything, mock.Anything).Return(fake.train)
+	env.OnActivity("FinishRun", mock.Anything, mock.Anything).Return(activities.FinishRunResult{}, nil)
+	env.ExecuteWorkflow(Run, RunInput{ExperimentName: "e", SpecHash: "h", Run: wmRun(), RunDir: "/tmp/x"})
+	var res RunResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	want := []int{5, 14, 29, 29}
+	if len(fake.calls) != len(want) {
+		t.Fatalf("%d segments, want %d", len(fake.calls), len(want))
+	}
+	for i, c := range fake.calls {
+		if c.Horizon != want[i] || c.WorldModelState != "/tmp/x/worldmodel/pretrain/step-000000060" {
+			t.Errorf("segment %d: horizon %d, world model %q; want %d and the pretrained checkpoint", i+1, c.Horizon, c.WorldModelState, want[i])
+		}
+	}
+	if collects != 1 || res.Horizon != 45 || res.OfflineSteps != 220 || res.EnvSteps != 1000 {
+		t.Errorf("collects %d, result %+v; want 1 collect, final horizon 45, 220 offline and 1000 online steps", collects, res)
+	}
+}
+
+// TestRunHorizonSurvivesContinueAsNew: after two segments the run continues as new carrying
+// H = 29 and the pretrained state; the new execution does not pretrain again and hands H = 29
+// to its first segment.
+func TestRunHorizonSurvivesContinueAsNew(t *testing.T) {
+	fake := &wmSegments{losses: []float64{0.405, 0.2525, 0.3, 0.0955}}
+	collects := 0
+	env := newEnv(t)
+	mockPretraining(env, &collects)
+	env.OnActivity("TrainSegment", mock.Anything, mock.Anything).Return(fake.train)
+	env.OnActivity("FinishRun", mock.Anything, mock.Anything).Return(activities.FinishRunResult{}, nil)
+	env.ExecuteWorkflow(Run, RunInput{Run: wmRun(), RunDir: "/tmp/x", MaxSegmentsPerExecution: 2})
+	var can *workflow.ContinueAsNewError
+	if err := env.GetWorkflowError(); !errors.As(err, &can) {
+		t.Fatalf("want continue-as-new after 2 segments, got %v", err)
+	}
+	var next RunInput
+	if err := decodeArg(can, &next); err != nil {
+		t.Fatal(err)
+	}
+	if h := next.State.Horizon; h.H != 29 || h.BestLoss != 0.2525 || h.Updates != 3 || !next.State.Pretrained {
+		t.Fatalf("carried horizon %+v, pretrained %v; want H 29 after 3 losses, best 0.2525", h, next.State.Pretrained)
+	}
+	env2 := newEnv(t)
+	mockPretraining(env2, &collects)
+	env2.OnActivity("TrainSegment", mock.Anything, mock.Anything).Return(fake.train)
+	env2.OnActivity("FinishRun", mock.Anything, mock.Anything).Return(activities.FinishRunResult{}, nil)
+	env2.ExecuteWorkflow(Run, next)
+	var res RunResult
+	if err := env2.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if collects != 1 || len(fake.calls) != 4 || fake.calls[2].Horizon != 29 || fake.calls[3].Horizon != 29 || res.Horizon != 45 {
+		t.Errorf("collects %d, %d segments, horizons %d/%d after continue-as-new, final %d; want 1, 4, 29/29, 45",
+			collects, len(fake.calls), fake.calls[2].Horizon, fake.calls[3].Horizon, res.Horizon)
+	}
+}
+
+func TestStepsPerUpdateWithWorldModel(t *testing.T) {
+	cfg := specs.DefaultConfig()
+	cfg.Algorithm.BatchSteps = 100
+	cfg.WorldModel.Enabled = true
+	cfg.WorldModel.ImaginationRatio = 0.75
+	cfg.Pipeline.Mode = "async"
+	// 100 − round(75) = 25 real steps per update.
+	if got := StepsPerUpdate(cfg); got != 25 {
+		t.Errorf("async StepsPerUpdate = %d, want 25", got)
+	}
+	cfg.Pipeline.Mode = "sync"
+	cfg.Pipeline.Workers, cfg.Pipeline.EnvsPerWorker = 3, 2
+	// 25 over 6 envs: ceil(25/6) = 5 each, 30 per update.
+	if got := StepsPerUpdate(cfg); got != 30 {
+		t.Errorf("sync StepsPerUpdate = %d, want 30", got)
+	}
 }

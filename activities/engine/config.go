@@ -92,6 +92,11 @@ type Config struct {
 	// "global" equals "batch"), the discount γ and v-trace's ρ̄ and c̄.
 	Learner kernels.LearnerConfig `json:"learner"`
 
+	// WorldModel switches on AcceRL's world model: dual buffers (B_real,
+	// B_img), imagined rollouts mixed into every batch, and online
+	// world-model training. The zero value is off.
+	WorldModel WorldModelSettings `json:"world_model"`
+
 	// InjectNaNAtUpdate is a test-only hook (0 = off): the run-wide update
 	// with this number (counted from 1, as UpdateReport.Update) gets a NaN
 	// in its training data, so that the learner fails with its non-finite
@@ -150,10 +155,23 @@ func DefaultConfig() Config {
 func (c Config) NumEnvs() int { return c.Workers * c.EnvsPerWorker }
 
 // RoundSteps returns the steps one environment collects per full sync
-// round, ceil(BatchSteps / NumEnvs).
+// round, ceil(RealBatchSteps / NumEnvs).
 func (c Config) RoundSteps() int {
 	n := c.NumEnvs()
-	return (c.BatchSteps + n - 1) / n
+	return (c.RealBatchSteps() + n - 1) / n
+}
+
+// RealBatchSteps returns the real (simulator) steps an update plans to
+// consume: BatchSteps without a world model, otherwise the share the
+// imagination ratio leaves to real data, BatchSteps − round(ratio ·
+// BatchSteps), at least 1. In sync mode every round collects this many
+// (rounded up to whole rounds); in async mode it is the least an update
+// takes from replay once B_img holds its share.
+func (c Config) RealBatchSteps() int {
+	if !c.WorldModel.Enabled {
+		return c.BatchSteps
+	}
+	return max(1, c.BatchSteps-imgQuota(c.WorldModel.ImaginationRatio, c.BatchSteps))
 }
 
 // replayCapacity is the capacity the engine really uses (see ReplayCapacity).
@@ -253,6 +271,11 @@ func (c Config) Validate() error {
 	}
 	if err := c.Learner.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.WorldModel.Enabled {
+		if err := c.WorldModel.validate(c.BatchSteps); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if c.Learner.Minibatches > c.BatchSteps {
 		bad("%d minibatches cannot be filled from %d batch steps", c.Learner.Minibatches, c.BatchSteps)

@@ -89,6 +89,43 @@
 // only on the step count and so survives Snapshot/New. Either way Run then
 // returns with SegmentStats.BudgetReached, EnvSteps equal to the budget.
 //
+// # World model
+//
+// With Config.WorldModel.Enabled the trainer keeps AcceRL's two buffers
+// next to the replay FIFO. B_real is a ring of the most recent real
+// transitions (each with its history window o_{t−k+1..t}, its action in
+// the environment's encoding, o_{t+1}, the reward model's label and the
+// termination flag; terminated chunks keep their last observation as
+// Chunk.TerminalObs for this). B_img holds imagined chunks (Env −1) not yet
+// trained on. Each update, in the trainer's goroutine:
+//
+//  1. takes its imagined share from B_img (worldmodel.MixBatch at the
+//     imagination ratio: round(ratio·BatchSteps) steps of whole chunks) and
+//     the rest from real data: in async mode replay hands out the missing
+//     steps (real data fills any shortfall of B_img); in sync mode every
+//     round collects RealBatchSteps, the real share;
+//  2. sorts the real chunks, evaluates M_obs on their transitions (the
+//     validation loss on recent real data, UpdateReport.WMValLoss, measured
+//     before the model trains on them) and adds them to B_real;
+//  3. fits M_obs every ObsEvery and M_rew every RewEvery updates on
+//     minibatches drawn from B_real (a model that was not pretrained with
+//     LoadWorldModel fits its normalisations and trains the first time
+//     B_real holds a minibatch, and imagines only from then on);
+//  4. updates the policy on real and imagined chunks alike: imagined chunks
+//     bootstrap with V(ô_H) under the current critic unless the model
+//     predicted a termination (then 0);
+//  5. refills B_img with the new policy: start states drawn uniformly from
+//     B_real, rolled Horizon steps through the world model
+//     (worldmodel.Imagine; rewards from M_rew, r̂ = M_rew(ô_{t+1}) −
+//     M_rew(ô_t) in success_delta mode).
+//
+// Only real steps count toward MaxEnvSteps and EnvSteps. The horizon is
+// fixed for a Run (SetHorizon or a new Config changes it between Runs; the
+// Run workflow's schedule does). Everything the world model holds — both
+// models and their optimisers, B_real, B_img, the episode tails and its RNG
+// (stream 4 under Seed) — is in the Snapshot, so sync mode stays bit-exact
+// across Snapshot/New with the world model on.
+//
 // # Failure injection
 //
 // Config.InjectNaNAtUpdate is a test-only hook: that run-wide update gets a

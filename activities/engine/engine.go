@@ -102,6 +102,15 @@ func newEngine(cfg Config, snap *Snapshot, makeEnv envMaker) (*Engine, error) {
 	model := kernels.NewPolicy(pc, rand.New(rand.NewPCG(cfg.Seed, streamModelInit)))
 	e.shape = ShapeOf(model)
 	e.tr = newTrainer(cfg, model, rand.NewPCG(cfg.Seed, streamTrainer))
+	if cfg.WorldModel.Enabled {
+		set := cfg.WorldModel.withDefaults(cfg.BatchSteps)
+		mc := set.modelConfig(e.obsDim, e.space.N, e.actionDims())
+		wm, err := newWMEngine(set, cfg.Env, mc, n, cfg.Seed)
+		if err != nil {
+			return nil, fmt.Errorf("new engine: %w", err)
+		}
+		e.tr.wm = wm
+	}
 	e.svcSrc = rand.NewPCG(cfg.Seed, streamInference)
 	e.svc = NewInferenceService(InferenceConfig{
 		ObsDim: e.obsDim, Action: e.shape, MaxBatch: cfg.MaxBatch, MaxWait: cfg.MaxWait, Lag: cfg.Lag,
@@ -225,14 +234,15 @@ func (e *Engine) Run(ctx context.Context, updates int, onUpdate func(UpdateRepor
 // left, however little, and returns when nothing is.
 func (e *Engine) trainAsync(ctx context.Context, updates int, collected <-chan struct{}, seg *segment, onUpdate func(UpdateReport)) error {
 	for range updates {
-		chunks, err := e.replay.TakeOrDrain(ctx, e.cfg.BatchSteps, collected)
+		img, quota := e.takeImagined()
+		chunks, err := e.replay.TakeOrDrain(ctx, quota, collected)
 		if err != nil {
 			return err
 		}
 		if len(chunks) == 0 {
 			return nil // budget spent and everything trained on
 		}
-		if err := e.trainStep(chunks, seg, onUpdate); err != nil {
+		if err := e.trainStep(chunks, img, seg, onUpdate); err != nil {
 			return err
 		}
 	}
@@ -258,7 +268,8 @@ func (e *Engine) trainSync(ctx context.Context, updates int, seg *segment, onUpd
 		if err != nil {
 			return err
 		}
-		if err := e.trainStep(chunks, seg, onUpdate); err != nil {
+		img, _ := e.takeImagined()
+		if err := e.trainStep(chunks, img, seg, onUpdate); err != nil {
 			return err
 		}
 	}
@@ -287,16 +298,65 @@ func (e *Engine) roundQuota(quota []int) int {
 	return int(remaining)
 }
 
-// trainStep runs one update on chunks, publishes the new weights and
-// reports.
-func (e *Engine) trainStep(chunks []*Chunk, seg *segment, onUpdate func(UpdateReport)) error {
+// takeImagined returns the imagined chunks of the next update and the
+// real steps it needs: BatchSteps and nothing without a world model.
+func (e *Engine) takeImagined() ([]*Chunk, int) {
+	if e.tr.wm == nil {
+		return nil, e.cfg.BatchSteps
+	}
+	return e.tr.wm.takeImagined(e.cfg.BatchSteps)
+}
+
+// trainStep runs one update on the real chunks and the imagined ones,
+// publishes the new weights and reports. With a world model the real
+// chunks first join B_real (after validating the model on them), the
+// online fits due run, and after the update imagination refills B_img
+// with the new policy.
+func (e *Engine) trainStep(chunks, img []*Chunk, seg *segment, onUpdate func(UpdateReport)) error {
 	t0 := time.Now()
+	wm := e.tr.wm
+	realSteps, imgSteps := 0, 0
+	for _, c := range chunks {
+		realSteps += c.Len()
+	}
+	for _, c := range img {
+		imgSteps += c.Len()
+	}
+	wmVal := math.NaN()
+	if wm != nil {
+		// B_real's order (and its history windows) must not depend on the
+		// order in which concurrent workers finished their chunks.
+		slices.SortFunc(chunks, func(a, b *Chunk) int {
+			return cmp.Or(cmp.Compare(a.Env, b.Env), cmp.Compare(a.Seq, b.Seq))
+		})
+		m := e.tr.model()
+		wm.ingest(chunks, func(c *Chunk, out []float64) {
+			m.EnvActions(kernels.Actions{Tokens: c.Actions, Continuous: c.ContActions}, c.Len(), out)
+		})
+		wmVal = wm.lastVal
+		if err := wm.fit(e.tr.updates + 1); err != nil {
+			return fmt.Errorf("update %d: %w", e.tr.updates+1, err)
+		}
+		chunks = append(chunks, img...)
+	}
 	stats, info, err := e.tr.update(chunks)
 	if err != nil {
 		return err
 	}
 	e.svc.Publish(e.tr.version, e.tr.model().Params())
 	e.replay.SetVersion(e.tr.version)
+	horizon := 0
+	if wm != nil {
+		wm.imagined += int64(imgSteps)
+		horizon = wm.set.Horizon
+		if _, err := wm.imagine(e.tr.model(), e.shape, e.tr.version, e.cfg.BatchSteps); err != nil {
+			return fmt.Errorf("update %d: %w", e.tr.updates, err)
+		}
+		if !math.IsNaN(wmVal) {
+			seg.wmValSum += wmVal
+			seg.wmValN++
+		}
+	}
 	seg.busy += time.Since(t0)
 	addHist(&seg.stale, info.staleness)
 	if onUpdate == nil {
@@ -325,6 +385,10 @@ func (e *Engine) trainStep(chunks []*Chunk, seg *segment, onUpdate func(UpdateRe
 		P99WaitMs:     win.WaitQuantileMs(0.99),
 		TrainerBusy:   ratio(seg.busy.Seconds(), wall.Seconds()),
 		RolloutIdle:   e.rolloutIdle(wall),
+		RealSteps:     realSteps,
+		ImaginedSteps: imgSteps,
+		Horizon:       horizon,
+		WMValLoss:     wmVal,
 	})
 	return nil
 }
@@ -395,6 +459,14 @@ func (e *Engine) segmentStats(seg *segment) SegmentStats {
 			seg.startDrops.CapacitySteps - seg.startDrops.StaleSteps,
 		DroppedStale:  drops.StaleSteps - seg.startDrops.StaleSteps,
 		BudgetReached: e.budgetReached(),
+	}
+	if wm := e.tr.wm; wm != nil {
+		st.Horizon = wm.set.Horizon
+		st.ImaginedSteps = wm.imagined
+		st.WMValUpdates = seg.wmValN
+		if seg.wmValN > 0 {
+			st.WMValLoss = seg.wmValSum / float64(seg.wmValN)
+		}
 	}
 	st.CeilingFraction = ratio(st.StepsPerS, ceiling)
 	return st

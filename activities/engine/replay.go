@@ -42,6 +42,10 @@ type Chunk struct {
 	// NextObs is the observation after the last step when the chunk did not
 	// terminate (cut or truncated): the trainer bootstraps with V(NextObs).
 	NextObs []float64 `json:"next_obs,omitempty"`
+	// TerminalObs is the observation the episode terminated in, kept for
+	// the world model (its termination head and B_real) when Terminated;
+	// the trainer never bootstraps from it.
+	TerminalObs []float64 `json:"terminal_obs,omitempty"`
 	// Staleness is set by ReplayBuffer.Take: the trainer's version at take
 	// time minus Versions[t], per step.
 	Staleness []int64 `json:"-"`

@@ -245,7 +245,9 @@ func (r *rollout) runEnv(ctx context.Context, s *envSlot, steps int, lockstep fu
 		case terminated || truncated:
 			c.Terminated = terminated
 			c.Truncated = truncated && !terminated
-			if !terminated {
+			if terminated {
+				c.TerminalObs = next
+			} else {
 				c.NextObs = next
 			}
 			r.push(s)

@@ -12,8 +12,10 @@ import (
 // snapshotFormat versions the Snapshot layout. Format 2 added the policy
 // head (Head, ActionDims) and continuous actions in chunks; a format-1
 // snapshot (categorical policies only) is still accepted by a categorical
-// configuration, whose parameter layout did not change.
-const snapshotFormat = 2
+// configuration, whose parameter layout did not change. Format 3 added the
+// world model (WorldModel) and chunks' TerminalObs; format-2 snapshots
+// are accepted by configurations without a world model.
+const snapshotFormat = 3
 
 // Snapshot is everything an Engine needs to continue exactly where it
 // stopped: parameters and optimiser state, every environment's state, RNG
@@ -63,6 +65,9 @@ type Snapshot struct {
 	// PendingEpisodes finished after the last report; the next Run reports
 	// them first.
 	PendingEpisodes []Episode `json:"pending_episodes,omitempty"`
+	// WorldModel is the world model's state (model, B_real, B_img, RNG,
+	// counters) when Config.WorldModel.Enabled.
+	WorldModel *WorldModelSnapshot `json:"world_model,omitempty"`
 }
 
 // AdamState is the serialisable state of kernels.Adam.
@@ -145,6 +150,11 @@ func (e *Engine) Snapshot() (*Snapshot, error) {
 	for _, p := range e.svc.published() {
 		snap.Published = append(snap.Published, PublishedParams{Version: p.version, Params: p.params})
 	}
+	if tr.wm != nil {
+		if snap.WorldModel, err = tr.wm.snapshot(); err != nil {
+			return nil, fmt.Errorf("snapshot engine: %w", err)
+		}
+	}
 	e.ro.mu.Lock()
 	snap.PendingEpisodes = slices.Clone(e.ro.finished)
 	e.ro.mu.Unlock()
@@ -177,8 +187,10 @@ func (e *Engine) restore(snap *Snapshot) error {
 		head = kernels.HeadCategorical // format 1 knew only the categorical policy
 	}
 	switch {
-	case snap.Format != snapshotFormat && snap.Format != 1:
+	case snap.Format != snapshotFormat && snap.Format != 2 && snap.Format != 1:
 		return fmt.Errorf("restore snapshot: format %d, want %d", snap.Format, snapshotFormat)
+	case (snap.WorldModel != nil) != (tr.wm != nil):
+		return fmt.Errorf("restore snapshot: world model in snapshot %v, in config %v", snap.WorldModel != nil, tr.wm != nil)
 	case snap.Env != e.cfg.Env || snap.Mode != e.cfg.Mode || head != e.cfg.Policy.Head:
 		return fmt.Errorf("restore snapshot: taken for env %q in %s mode with a %s policy, config has %q in %s mode with a %s policy",
 			snap.Env, snap.Mode, head, e.cfg.Env, e.cfg.Mode, e.cfg.Policy.Head)
@@ -239,6 +251,19 @@ func (e *Engine) restore(snap *Snapshot) error {
 		}
 		e.svc.Publish(p.Version, p.Params)
 	}
+	if tr.wm != nil {
+		err := tr.wm.restore(snap.WorldModel, func(c *Chunk) error {
+			if c.Env != -1 {
+				return fmt.Errorf("imagined chunk (%d, %d) must have env -1", c.Env, c.Seq)
+			}
+			d := *c
+			d.Env = 0 // checkChunk checks the real-env range; the rest applies as is
+			return e.checkChunk(&d, true)
+		})
+		if err != nil {
+			return fmt.Errorf("restore snapshot: %w", err)
+		}
+	}
 	e.replay.restore(cloneChunks(snap.Replay), snap.ReplayDrops)
 	e.replay.SetVersion(snap.PolicyVersion)
 
@@ -293,6 +318,9 @@ func (e *Engine) checkChunk(c *Chunk, complete bool) error {
 	if complete && !c.Terminated {
 		wantNext = e.obsDim
 	}
+	if len(c.TerminalObs) != 0 && (!c.Terminated || len(c.TerminalObs) != e.obsDim) {
+		return fmt.Errorf("chunk (%d, %d) has %d terminal-observation values (terminated %v)", c.Env, c.Seq, len(c.TerminalObs), c.Terminated)
+	}
 	if len(c.NextObs) != wantNext || (!complete && (c.Terminated || c.Truncated)) {
 		return fmt.Errorf("chunk (%d, %d) has %d next-observation values (terminated %v, truncated %v), want %d",
 			c.Env, c.Seq, len(c.NextObs), c.Terminated, c.Truncated, wantNext)
@@ -325,6 +353,7 @@ func cloneChunks(cs []*Chunk) []*Chunk {
 		d.Rewards = slices.Clone(c.Rewards)
 		d.Versions = slices.Clone(c.Versions)
 		d.NextObs = slices.Clone(c.NextObs)
+		d.TerminalObs = slices.Clone(c.TerminalObs)
 		d.Staleness = nil
 		out[i] = &d
 	}

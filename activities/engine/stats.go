@@ -49,6 +49,17 @@ type UpdateReport struct {
 	// or in sync mode for the round and the update).
 	TrainerBusy float64 `json:"trainer_busy"`
 	RolloutIdle float64 `json:"rollout_idle"`
+	// RealSteps and ImaginedSteps split BatchSteps into simulator steps and
+	// world-model steps (0 without a world model).
+	RealSteps     int `json:"real_steps"`
+	ImaginedSteps int `json:"imagined_steps"`
+	// Horizon is the imagination horizon H in use (0 without a world
+	// model). WMValLoss is the observation model's loss (normalised-delta
+	// MSE; see kernels.ObsModel) on this update's real transitions, taken
+	// before the model trained on them; NaN without a world model or
+	// before it is ready. It is the horizon schedule's input.
+	Horizon   int     `json:"horizon"`
+	WMValLoss float64 `json:"-"`
 }
 
 // SegmentStats summarises one Run. Updates, EnvSteps and Episodes are
@@ -97,6 +108,15 @@ type SegmentStats struct {
 	// and everything collected has been trained on: further Runs do
 	// nothing. EnvSteps then equals the budget exactly.
 	BudgetReached bool `json:"budget_reached"`
+	// Horizon is the imagination horizon this segment used, ImaginedSteps
+	// the run-wide imagined steps trained on (both 0 without a world
+	// model). WMValLoss is the mean over the segment's updates of
+	// UpdateReport.WMValLoss, over WMValUpdates finite values (0 when
+	// there are none): the validation loss the horizon schedule reads.
+	Horizon       int     `json:"horizon,omitempty"`
+	ImaginedSteps int64   `json:"imagined_steps,omitempty"`
+	WMValLoss     float64 `json:"wm_val_loss,omitempty"`
+	WMValUpdates  int     `json:"wm_val_updates,omitempty"`
 }
 
 // segment holds the running measurements of one Run.
@@ -108,6 +128,8 @@ type segment struct {
 	startDrops    ReplayDrops
 	busy          time.Duration
 	stale         []int
+	wmValSum      float64
+	wmValN        int
 }
 
 func addHist(dst *[]int, src []int) {

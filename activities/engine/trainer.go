@@ -24,6 +24,9 @@ type trainer struct {
 	version int64 // policy version of the current parameters
 	updates int64 // run-wide updates done
 
+	// wm is the world model's side of training (nil without one).
+	wm *wmEngine
+
 	next     []float64 // NextObs of bootstrapped chunks, row-major
 	nextVals []float64
 	undo     undoState
@@ -136,7 +139,7 @@ func (t *trainer) fill(chunks []*Chunk) batchInfo {
 	b.LogProbs, b.Values, b.Rewards = b.LogProbs[:0], b.Values[:0], b.Rewards[:0]
 	b.Pieces = b.Pieces[:0]
 	var info batchInfo
-	var staleSum int64
+	var staleSum, staleN int64
 	for _, c := range chunks {
 		if !c.Terminated && len(c.NextObs) != d {
 			panic(fmt.Sprintf("engine: trainer: chunk (%d, %d) is not terminated but has %d next-observation values", c.Env, c.Seq, len(c.NextObs)))
@@ -155,11 +158,14 @@ func (t *trainer) fill(chunks []*Chunk) batchInfo {
 			}
 			info.staleness[s]++
 			staleSum += s
+			staleN++
 		}
 	}
 	info.steps = b.N
-	if b.N > 0 {
-		info.meanStale = float64(staleSum) / float64(b.N)
+	if staleN > 0 {
+		// Imagined chunks carry no staleness (they come from the current
+		// policy); the mean covers the real steps.
+		info.meanStale = float64(staleSum) / float64(staleN)
 	}
 	return info
 }

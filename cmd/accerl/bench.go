@@ -20,6 +20,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 Benchmarks:
   throughput   async vs sync env steps/s on the same slow-simulator workload
   learn        final returns of named learning checks (e.g. cartpole-ppo) over several seeds
+  sample-efficiency  online env steps to a target return with and without the world model
 
 Run 'accerl bench <benchmark> --help' for its flags.
 `)
@@ -30,8 +31,10 @@ Run 'accerl bench <benchmark> --help' for its flags.
 		return benchThroughput(ctx, args[1:], stdout, stderr)
 	case "learn":
 		return benchLearn(ctx, args[1:], stdout, stderr)
+	case "sample-efficiency":
+		return benchSample(ctx, args[1:], stdout, stderr)
 	default:
-		return fmt.Errorf("unknown benchmark %q; choose throughput or learn", args[0])
+		return fmt.Errorf("unknown benchmark %q; choose throughput, learn or sample-efficiency", args[0])
 	}
 }
 

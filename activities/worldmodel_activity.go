@@ -1,0 +1,267 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/accerl/accerl/activities/checkpoint"
+	"github.com/accerl/accerl/activities/worldmodel"
+	"github.com/accerl/accerl/kernels"
+	"github.com/accerl/accerl/specs"
+)
+
+// WorldModel runs the world model's offline activities: collecting the offline dataset and
+// pretraining on it. Like Trainer it has no dependencies yet.
+type WorldModel struct{}
+
+// Layout of a run's world-model directory.
+const (
+	worldModelDir     = "worldmodel"
+	datasetDir        = "dataset"
+	pretrainDir       = "pretrain"
+	wmStateFile       = "wm_state.json"
+	pretrainValSplit  = 0.1 // share of offline episodes held out for validation
+	collectHeartbeatS = 5   // seconds between heartbeats while collecting or pretraining
+)
+
+// WorldModelDir is where a run keeps its offline dataset (dataset/) and pretraining
+// checkpoints (pretrain/step-NNNNNNNNN/).
+func WorldModelDir(runDir string) string { return filepath.Join(runDir, worldModelDir) }
+
+// CollectOfflineInput asks for a run's offline dataset.
+type CollectOfflineInput struct {
+	// RunDir is the run's output directory; the dataset goes to <RunDir>/worldmodel/dataset.
+	RunDir string `json:"run_dir"`
+	// Config is the arm's resolved configuration (env and world_model blocks).
+	Config specs.Config `json:"config"`
+	// Seed selects the episodes (episode e acts with rand.NewPCG(Seed, e)).
+	Seed uint64 `json:"seed"`
+}
+
+// CollectOfflineResult describes the dataset written.
+type CollectOfflineResult struct {
+	Dir      string `json:"dir"`
+	Episodes int    `json:"episodes"`
+	// Rows is the number of transitions: the offline env steps, reported beside the online ones.
+	Rows int `json:"rows"`
+}
+
+// CollectOffline records world_model.offline_trajectories episodes of the behaviour policy as
+// an Arrow IPC dataset (worldmodel.CollectOffline). It is idempotent: a verified dataset of the
+// same config is returned at once, and a retry after a crash keeps the finished shards.
+func (w *WorldModel) CollectOffline(ctx context.Context, in CollectOfflineInput) (CollectOfflineResult, error) {
+	wm := in.Config.WorldModel
+	cfg := worldmodel.CollectConfig{
+		Env: in.Config.Env.Kind, MaxEpisodeSteps: in.Config.Env.MaxEpisodeSteps,
+		Trajectories: wm.OfflineTrajectories, Behaviour: wm.Behaviour, Seed: in.Seed,
+	}
+	if err := cfg.Validate(); err != nil {
+		return CollectOfflineResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	}
+	dir := filepath.Join(WorldModelDir(in.RunDir), datasetDir)
+	var info worldmodel.DatasetInfo
+	err := withHeartbeat(ctx, collectHeartbeatS*time.Second, func() error {
+		var err error
+		info, err = worldmodel.CollectOffline(ctx, cfg, dir)
+		return err
+	})
+	if err != nil {
+		return CollectOfflineResult{}, err
+	}
+	return CollectOfflineResult{Dir: dir, Episodes: info.Episodes, Rows: info.Rows}, nil
+}
+
+// PretrainWorldModelInput asks for pretraining on a collected dataset.
+type PretrainWorldModelInput struct {
+	RunDir   string       `json:"run_dir"`
+	SpecHash string       `json:"spec_hash"`
+	Config   specs.Config `json:"config"`
+	Seed     uint64       `json:"seed"`
+	// DatasetDir is CollectOfflineResult.Dir.
+	DatasetDir string `json:"dataset_dir"`
+}
+
+// PretrainWorldModelResult summarises pretraining.
+type PretrainWorldModelResult struct {
+	// Checkpoint is the directory of the final state (TrainSegmentInput.WorldModelState).
+	Checkpoint string `json:"checkpoint"`
+	Steps      int    `json:"steps"`
+	// ResumedFrom is the step a retry resumed from (0: a fresh start).
+	ResumedFrom int `json:"resumed_from"`
+	// ValObsLoss and ValRewLoss are the held-out episodes' losses after the last step;
+	// ValObsNoChange is the observation loss of predicting "no change", the bar to beat.
+	// HasValLoss is false when too few episodes were collected to hold any out (the losses
+	// are then 0).
+	ValObsLoss     float64 `json:"val_obs_loss"`
+	ValRewLoss     float64 `json:"val_rew_loss"`
+	ValObsNoChange float64 `json:"val_obs_no_change"`
+	HasValLoss     bool    `json:"has_val_loss"`
+	TrainEpisodes  int     `json:"train_episodes"`
+	ValEpisodes    int     `json:"val_episodes"`
+}
+
+// pretrainProgress is the heartbeat payload of PretrainWorldModel.
+type pretrainProgress struct {
+	Step       int    `json:"step"`
+	Total      int    `json:"total"`
+	Checkpoint string `json:"checkpoint"`
+}
+
+// PretrainConfig maps the spec's world_model block onto worldmodel.PretrainConfig: one pass
+// per pretrain epoch in minibatches of worldmodel.DefaultBatchSize, 10% of the episodes held
+// out for validation, evaluated and checkpointed once per epoch.
+func PretrainConfig(c specs.Config, seed uint64) worldmodel.PretrainConfig {
+	w := c.WorldModel
+	return worldmodel.PretrainConfig{
+		History: w.History, ObsHidden: append([]int(nil), w.ObsHidden...), RewHidden: append([]int(nil), w.RewHidden...),
+		Activation: kernels.ActTanh, ObsLR: w.ObsLearningRate, RewLR: w.RewLearningRate, RewardMode: w.Reward,
+		Epochs: w.PretrainEpochs, ValFraction: pretrainValSplit, Seed: seed,
+	}
+}
+
+// PretrainWorldModel trains M_obs and M_rew on the offline dataset (worldmodel.Pretrain) with a
+// held-out validation split. After every epoch it writes a checkpoint under
+// <RunDir>/worldmodel/pretrain and heartbeats its step; a retry resumes bit-exactly from the
+// newest checkpoint that verifies, and a retry after completion returns at once.
+func (w *WorldModel) PretrainWorldModel(ctx context.Context, in PretrainWorldModelInput) (res PretrainWorldModelResult, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = temporal.NewNonRetryableApplicationError(fmt.Sprintf("pretrain world model panicked: %v", r), ErrTypeBadInput, nil)
+		}
+	}()
+	cfg := PretrainConfig(in.Config, in.Seed)
+	if err := cfg.Validate(); err != nil {
+		return res, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	}
+	ds, err := worldmodel.ReadDataset(in.DatasetDir)
+	if err != nil {
+		return res, fmt.Errorf("pretrain world model: %w", err)
+	}
+	root := filepath.Join(WorldModelDir(in.RunDir), pretrainDir)
+	resume, dir, err := latestWMState(root)
+	if err != nil {
+		return res, err
+	}
+	resumedAt := -1
+	if resume != nil {
+		resumedAt = resume.Step
+	}
+	var (
+		saveErr error
+		state   *worldmodel.WMState
+		stats   worldmodel.PretrainStats
+	)
+	// Progress reports (with a checkpoint) come once per epoch; the ticker keeps heartbeats
+	// flowing through long epochs.
+	err = withHeartbeat(ctx, collectHeartbeatS*time.Second, func() error {
+		var err error
+		state, stats, err = worldmodel.Pretrain(ctx, ds, cfg, resume, func(p worldmodel.PretrainProgress) {
+			if p.Step != resumedAt && saveErr == nil {
+				dir, saveErr = saveWMState(root, in.SpecHash, p.Snapshot())
+			}
+			activity.RecordHeartbeat(ctx, pretrainProgress{Step: p.Step, Total: p.Total, Checkpoint: dir})
+		})
+		return err
+	})
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	if err != nil {
+		return res, temporal.NewApplicationErrorWithCause(err.Error(), ErrTypeTraining, err)
+	}
+	if saveErr != nil {
+		return res, saveErr
+	}
+	if dir != stepDir(root, state.Step) {
+		// The final state must be what the checkpoint holds (the last progress report saves
+		// it; this only guards against a report that did not).
+		if dir, err = saveWMState(root, in.SpecHash, state); err != nil {
+			return res, err
+		}
+	}
+	if err := checkpoint.Prune(root, 2); err != nil {
+		return res, err
+	}
+	f := stats.Final
+	res = PretrainWorldModelResult{
+		Checkpoint: dir, Steps: stats.Steps, ResumedFrom: stats.ResumedFrom,
+		TrainEpisodes: stats.TrainEpisodes, ValEpisodes: stats.ValEpisodes,
+	}
+	if !math.IsNaN(f.ValObsLoss) {
+		res.HasValLoss = true
+		res.ValObsLoss, res.ValRewLoss, res.ValObsNoChange = f.ValObsLoss, f.ValRewLoss, stats.ValObsNoChange
+	}
+	return res, nil
+}
+
+// saveWMState writes a pretraining checkpoint named after its step.
+func saveWMState(root, specHash string, s *worldmodel.WMState) (string, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return "", fmt.Errorf("encode world model state: %w", err)
+	}
+	dir := stepDir(root, s.Step)
+	m := checkpoint.Manifest{SpecHash: specHash, Counters: map[string]int64{"step": int64(s.Step)}, Created: time.Now().UTC()}
+	if err := checkpoint.Save(dir, m, map[string][]byte{wmStateFile: b}); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+func stepDir(root string, step int) string {
+	return filepath.Join(root, fmt.Sprintf("step-%09d", step))
+}
+
+// latestWMState loads the newest pretraining checkpoint under root that verifies (nil when
+// there is none).
+func latestWMState(root string) (*worldmodel.WMState, string, error) {
+	dir, _, files, _, err := checkpoint.Latest(root)
+	if err != nil || dir == "" {
+		return nil, "", err
+	}
+	var s worldmodel.WMState
+	if err := json.Unmarshal(files[wmStateFile], &s); err != nil {
+		return nil, "", fmt.Errorf("decode world model state in %s: %w", dir, err)
+	}
+	return &s, dir, nil
+}
+
+// loadWorldModelState reads the world model state of one pretraining checkpoint.
+func loadWorldModelState(dir string) (*worldmodel.WMState, error) {
+	_, files, err := checkpoint.Load(dir)
+	if err != nil {
+		return nil, fmt.Errorf("load pretrained world model: %w", err)
+	}
+	var s worldmodel.WMState
+	if err := json.Unmarshal(files[wmStateFile], &s); err != nil {
+		return nil, fmt.Errorf("load pretrained world model: decode %s: %w", dir, err)
+	}
+	return &s, nil
+}
+
+// withHeartbeat runs fn, heartbeating every interval until it returns.
+func withHeartbeat(ctx context.Context, every time.Duration, fn func() error) error {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	err := fn()
+	close(done)
+	return err
+}

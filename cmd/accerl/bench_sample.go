@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"github.com/accerl/accerl/activities"
+	"github.com/accerl/accerl/activities/engine"
+	"github.com/accerl/accerl/activities/worldmodel"
+	"github.com/accerl/accerl/specs"
+	"github.com/accerl/accerl/workflows"
+)
+
+// sampleArm is one arm's outcome on one seed of the sample-efficiency benchmark.
+type sampleArm struct {
+	// StepsToTarget is the online (real) env step at which the mean return of the last Window
+	// episodes first reached the target; 0 with Reached false when it never did within Budget.
+	StepsToTarget int64 `json:"steps_to_target"`
+	Reached       bool  `json:"reached"`
+	// EnvSteps is the online steps taken; OfflineSteps the transitions of the offline dataset
+	// the world model was pretrained on (0 for the arm without one).
+	EnvSteps      int64   `json:"env_steps"`
+	OfflineSteps  int64   `json:"offline_steps"`
+	ImaginedSteps int64   `json:"imagined_steps"`
+	Updates       int64   `json:"updates"`
+	FinalHorizon  int     `json:"final_horizon,omitempty"`
+	FinalReturn   float64 `json:"final_mean_return"` // mean of the last Window episodes at the end
+	WallS         float64 `json:"wall_s"`
+}
+
+// sampleSeed is one seed of the benchmark: both arms and the ratio of their online steps.
+type sampleSeed struct {
+	Seed       uint64    `json:"seed"`
+	WorldModel sampleArm `json:"world_model"`
+	Baseline   sampleArm `json:"no_world_model"`
+	// Ratio is Baseline.StepsToTarget / WorldModel.StepsToTarget when both reached the target;
+	// when only the world-model arm did, Baseline's budget stands in (a lower bound, marked by
+	// RatioBound), and when it did not, the ratio is 0.
+	Ratio      float64 `json:"ratio"`
+	RatioBound bool    `json:"ratio_is_lower_bound"`
+}
+
+// sampleResult is the whole benchmark.
+type sampleResult struct {
+	Env          string       `json:"env"`
+	Target       float64      `json:"target"`
+	Window       int          `json:"window_episodes"`
+	Budget       int64        `json:"budget_env_steps"`
+	OfflineTraj  int          `json:"offline_trajectories"`
+	Seeds        []sampleSeed `json:"seeds"`
+	MedianRatio  float64      `json:"median_ratio"`
+	SegmentEvery int          `json:"horizon_every_updates"`
+}
+
+func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("bench sample-efficiency", "bench sample-efficiency [flags]   — online env steps to a target return with and without the world model (same env, seeds and PPO settings)", stderr)
+	envKind := fs.String("env", specs.EnvCartPole, "environment kind")
+	seedList := fs.String("seeds", "1,2,3", "comma-separated seeds")
+	target := fs.Float64("target", 475, "mean return (over --window episodes) that counts as solved")
+	window := fs.Int("window", 20, "episodes in the running mean compared with --target (a full window is required)")
+	budget := fs.Int64("steps", 300_000, "online env-step budget of each arm; an arm that has not reached the target by then is reported as not reached")
+	offline := fs.Int("offline", 1000, "offline random-policy trajectories the world model is pretrained on (reported beside the online steps)")
+	ratio := fs.Float64("imagination-ratio", 0.9, "share of every batch that is imagined in the world-model arm; a higher share takes fewer real steps per update")
+	every := fs.Int("segment", 10, "updates between horizon-schedule steps (the Run workflow's segments)")
+	jsonOut := fs.String("json", "", "also write the results to this JSON file")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	seeds, err := parseSeeds(*seedList)
+	if err != nil {
+		return err
+	}
+	if *window < 1 || *every < 1 || *budget < 1 {
+		return fmt.Errorf("--window, --segment and --steps must be positive")
+	}
+	res := sampleResult{Env: *envKind, Target: *target, Window: *window, Budget: *budget, OfflineTraj: *offline, SegmentEvery: *every}
+	fmt.Fprintf(stdout, "%s: online env steps until the mean of the last %d episodes reaches %g; budget %d steps per arm; world model pretrained on %d random episodes, imagination ratio %g\n",
+		*envKind, *window, *target, *budget, *offline, *ratio)
+	var ratios []float64
+	for _, seed := range seeds {
+		base := cleanRLConfig(*envKind, specs.AlgorithmPPO, *budget)
+		wmCfg := sampleWMConfig(base, *offline, *ratio)
+		s := sampleSeed{Seed: seed}
+		if s.WorldModel, err = runSampleArm(ctx, wmCfg, seed, *target, *window, *every); err != nil {
+			return fmt.Errorf("seed %d, world-model arm: %w", seed, err)
+		}
+		fmt.Fprintf(stdout, "  seed %d world model:    %s\n", seed, describeArm(s.WorldModel))
+		if s.Baseline, err = runSampleArm(ctx, base, seed, *target, *window, *every); err != nil {
+			return fmt.Errorf("seed %d, baseline arm: %w", seed, err)
+		}
+		fmt.Fprintf(stdout, "  seed %d no world model: %s\n", seed, describeArm(s.Baseline))
+		if s.WorldModel.Reached {
+			b := s.Baseline.StepsToTarget
+			if !s.Baseline.Reached {
+				b, s.RatioBound = s.Baseline.EnvSteps, true
+			}
+			s.Ratio = float64(b) / float64(s.WorldModel.StepsToTarget)
+		}
+		ratios = append(ratios, s.Ratio)
+		res.Seeds = append(res.Seeds, s)
+	}
+	res.MedianRatio = median(ratios)
+
+	fmt.Fprintln(stdout)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEED\tWM ONLINE STEPS\tWM OFFLINE STEPS\tWM IMAGINED\tBASELINE ONLINE STEPS\tRATIO")
+	for _, s := range res.Seeds {
+		bound := ""
+		if s.RatioBound {
+			bound = " (≥)"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%.2f×%s\n", s.Seed, stepsWord(s.WorldModel), s.WorldModel.OfflineSteps, s.WorldModel.ImaginedSteps,
+			stepsWord(s.Baseline), s.Ratio, bound)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nmedian ratio of online steps (no world model / world model): %.2f× over %d seeds; the world model also used %d offline steps per seed\n",
+		res.MedianRatio, len(seeds), medianOffline(res.Seeds))
+	if *jsonOut != "" {
+		return writeJSONFile(*jsonOut, res)
+	}
+	return nil
+}
+
+// sampleWMConfig is base with the world model on: pretrained on offline random episodes,
+// both models updated online after every policy update, and the default horizon schedule.
+func sampleWMConfig(base specs.Config, offline int, ratio float64) specs.Config {
+	c := base
+	c.Policy.Hidden = slices.Clone(base.Policy.Hidden)
+	w := &c.WorldModel
+	w.Enabled = true
+	w.OfflineTrajectories = offline
+	w.ObsHidden, w.RewHidden = []int{64, 64}, []int{64, 64}
+	w.ObsEvery, w.RewEvery = 1, 1
+	w.ImaginationRatio = ratio
+	return c
+}
+
+// runSampleArm trains one arm straight on the engine (like bench learn). With the world model
+// on it first collects and pretrains in-process (worldmodel.CollectOffline + Pretrain, in a
+// temporary directory), then moves the horizon with the Run workflow's schedule every `every`
+// updates. It stops at the target or the budget.
+func runSampleArm(ctx context.Context, cfg specs.Config, seed uint64, target float64, window, every int) (sampleArm, error) {
+	start := time.Now()
+	var arm sampleArm
+	total := int(ceilDiv64(cfg.Budget.EnvSteps, workflows.StepsPerUpdate(cfg)))
+	ecfg := activities.EngineConfig(cfg, seed, total)
+	eng, err := engine.New(ecfg, nil)
+	if err != nil {
+		return arm, err
+	}
+	wm := cfg.WorldModel
+	sched := worldmodel.HorizonSchedule{Start: wm.Horizon.Start, End: wm.Horizon.End, LossHigh: wm.Horizon.LossHigh, LossLow: wm.Horizon.LossLow}
+	hs := sched.Init()
+	if wm.Enabled && wm.OfflineTrajectories > 0 {
+		dir, err := os.MkdirTemp("", "accerl-bench-wm-")
+		if err != nil {
+			return arm, err
+		}
+		defer os.RemoveAll(dir)
+		info, err := worldmodel.CollectOffline(ctx, worldmodel.CollectConfig{Env: cfg.Env.Kind, MaxEpisodeSteps: cfg.Env.MaxEpisodeSteps,
+			Trajectories: wm.OfflineTrajectories, Behaviour: wm.Behaviour, Seed: seed}, dir)
+		if err != nil {
+			return arm, err
+		}
+		arm.OfflineSteps = int64(info.Rows)
+		ds, err := worldmodel.ReadDataset(dir)
+		if err != nil {
+			return arm, err
+		}
+		state, stats, err := worldmodel.Pretrain(ctx, ds, activities.PretrainConfig(cfg, seed), nil, nil)
+		if err != nil {
+			return arm, err
+		}
+		if err := eng.LoadWorldModel(state); err != nil {
+			return arm, err
+		}
+		hs = sched.Next(hs, stats.Final.ValObsLoss)
+	}
+	var returns []float64
+	var st engine.SegmentStats
+	for !st.BudgetReached && !arm.Reached {
+		if wm.Enabled {
+			if err := eng.SetHorizon(hs.H); err != nil {
+				return arm, err
+			}
+		}
+		st, err = eng.Run(ctx, every, func(u engine.UpdateReport) {
+			for _, e := range u.Episodes {
+				returns = append(returns, e.Return)
+				if !arm.Reached && len(returns) >= window && mean(returns[len(returns)-window:]) >= target {
+					arm.Reached, arm.StepsToTarget = true, e.EnvSteps
+				}
+			}
+		})
+		if err != nil {
+			return arm, err
+		}
+		if wm.Enabled && st.WMValUpdates > 0 {
+			hs = sched.Next(hs, st.WMValLoss)
+		}
+	}
+	arm.EnvSteps, arm.Updates, arm.ImaginedSteps = st.EnvSteps, st.Updates, st.ImaginedSteps
+	if wm.Enabled {
+		arm.FinalHorizon = hs.H
+	}
+	if n := len(returns); n > 0 {
+		arm.FinalReturn = mean(returns[max(0, n-window):])
+	}
+	arm.WallS = time.Since(start).Seconds()
+	return arm, nil
+}
+
+func describeArm(a sampleArm) string {
+	s := fmt.Sprintf("%s online steps, %d updates, final mean return %.1f, %.0fs", stepsWord(a), a.Updates, a.FinalReturn, a.WallS)
+	if a.OfflineSteps > 0 || a.ImaginedSteps > 0 {
+		s += fmt.Sprintf(", %d offline steps, %d imagined steps, final horizon %d", a.OfflineSteps, a.ImaginedSteps, a.FinalHorizon)
+	}
+	return s
+}
+
+func stepsWord(a sampleArm) string {
+	if a.Reached {
+		return fmt.Sprint(a.StepsToTarget)
+	}
+	return fmt.Sprintf("not reached in %d", a.EnvSteps)
+}
+
+func mean(x []float64) float64 {
+	s := 0.0
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}
+
+// median of x (0 for none).
+func median(x []float64) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	y := slices.Clone(x)
+	slices.Sort(y)
+	n := len(y)
+	if n%2 == 1 {
+		return y[n/2]
+	}
+	return (y[n/2-1] + y[n/2]) / 2
+}
+
+func medianOffline(seeds []sampleSeed) int64 {
+	var x []float64
+	for _, s := range seeds {
+		x = append(x, float64(s.WorldModel.OfflineSteps))
+	}
+	return int64(math.Round(median(x)))
+}
