@@ -4,9 +4,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"go.temporal.io/sdk/testsuite"
+
 	"github.com/accerl/accerl/reports"
+	"github.com/accerl/accerl/specs"
 )
 
 func TestDiscardSegmentsRemovesRolledBackRows(t *testing.T) {
@@ -35,5 +39,75 @@ func TestDiscardSegmentsRemovesRolledBackRows(t *testing.T) {
 	// Discarding what is already gone is not an error (a retried activity does it twice).
 	if err := discardSegments(dir, 3, 4); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestCorruptCheckpointFallsBack trains segments 1-3 of a small sync run, flips one byte of
+// segment 3's checkpoint, then runs segment 4: it must resume from segment 2's checkpoint
+// with a warning, redo segment 3's updates, and leave exactly one metrics row per update.
+func TestCorruptCheckpointFallsBack(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivity(&Trainer{})
+	runDir := t.TempDir()
+
+	c := specs.DefaultConfig()
+	c.Env.Kind, c.Env.MaxEpisodeSteps = specs.EnvCartPole, 500
+	c.Budget.EnvSteps = 4096
+	c.Pipeline.Mode = specs.ModeSync
+	c.Pipeline.Workers, c.Pipeline.EnvsPerWorker = 2, 2
+	c.Pipeline.ChunkSteps, c.Pipeline.ReplayCapacity = 32, 512
+	c.Algorithm.BatchSteps, c.Algorithm.Epochs, c.Algorithm.Minibatches = 128, 1, 2
+	c.Policy.Hidden = []int{8}
+	c.Checkpoint.Keep = 3
+
+	segment := func(seg int32) TrainSegmentResult {
+		t.Helper()
+		v, err := env.ExecuteActivity((&Trainer{}).TrainSegment, TrainSegmentInput{
+			RunDir: runDir, Experiment: "e", Arm: "base", Seed: 1, SpecHash: "h", Config: c,
+			Segment: seg, Updates: 2, TotalUpdates: 32,
+		})
+		if err != nil {
+			t.Fatalf("segment %d: %v", seg, err)
+		}
+		var res TrainSegmentResult
+		if err := v.Get(&res); err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	for seg := int32(1); seg <= 3; seg++ {
+		segment(seg)
+	}
+	p := filepath.Join(CheckpointDir(runDir, 3), engineStateFile)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0x01
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	res := segment(4)
+	// Segment 2 ended after 4 updates (512 steps); segment 4 redoes updates 5 and 6.
+	if res.Updates != 6 || res.EnvSteps != 768 {
+		t.Errorf("segment 4 ended at %d updates, %d steps; want 6 and 768 (resumed from segment 2)", res.Updates, res.EnvSteps)
+	}
+	if len(res.Warnings) < 2 || !strings.Contains(strings.Join(res.Warnings, "\n"), "corrupted") ||
+		!strings.Contains(strings.Join(res.Warnings, "\n"), "resumed from the checkpoint of segment 2") {
+		t.Errorf("warnings = %q; want the corruption and the fallback", res.Warnings)
+	}
+	rows, _, err := reports.ReadRun(runDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rows {
+		if r.Step != int64(i+1) {
+			t.Fatalf("row %d has step %d: rows are missing or duplicated after the fallback", i, r.Step)
+		}
+	}
+	if len(rows) != 6 {
+		t.Errorf("%d metrics rows, want 6", len(rows))
 	}
 }

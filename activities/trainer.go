@@ -266,7 +266,10 @@ func (t *Trainer) FinishRun(ctx context.Context, in FinishRunInput) (FinishRunRe
 }
 
 // loadPrevious finds the checkpoint to resume segment seg from: the newest valid checkpoint
-// of an earlier segment. Corrupt or partial checkpoints are skipped with a warning.
+// of an earlier segment. Corrupt or partial checkpoints are skipped with a warning. When it
+// has to reach further back than segment seg-1 (or, with no valid checkpoint left, back to the
+// start), the rows of the segments in between are discarded, because their training is being
+// redone from the older state (see discardSegments).
 func loadPrevious(runDir string, seg int32) (*engine.Snapshot, []string, error) {
 	if seg <= 1 {
 		return nil, nil, nil
@@ -291,13 +294,18 @@ func loadPrevious(runDir string, seg int32) (*engine.Snapshot, []string, error) 
 			continue
 		}
 		if m.Segment != seg-1 {
-			warnings = append(warnings, fmt.Sprintf("resumed segment %d from the checkpoint of segment %d", seg, m.Segment))
+			warnings = append(warnings, fmt.Sprintf("segment %d resumed from the checkpoint of segment %d; segments %d-%d are redone", seg, m.Segment, m.Segment+1, seg-1))
+			if err := discardSegments(runDir, m.Segment+1, seg-1); err != nil {
+				return nil, warnings, err
+			}
 		}
 		return &snap, warnings, nil
 	}
-	return nil, warnings, temporal.NewNonRetryableApplicationError(
-		fmt.Sprintf("segment %d needs the checkpoint of an earlier segment, but none under %s verifies", seg, filepath.Join(runDir, checkpointsDir)),
-		ErrTypeBadInput, nil)
+	warnings = append(warnings, fmt.Sprintf("no checkpoint under %s verifies; segment %d restarts the run from the beginning", filepath.Join(runDir, checkpointsDir), seg))
+	if err := discardSegments(runDir, 1, seg-1); err != nil {
+		return nil, warnings, err
+	}
+	return nil, warnings, nil
 }
 
 func ensureRunManifest(in TrainSegmentInput) error {
