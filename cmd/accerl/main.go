@@ -35,7 +35,10 @@ Commands:
   report DIR        regenerate the report of an experiment directory from stored metrics
   worker            run a worker only (joins an existing Temporal server via --temporal)
   server            run the embedded Temporal server only
-  bench throughput  measure async vs sync env steps/s on the same workload
+  bench throughput  measure async vs sync env steps/s on the same slow-simulator workload
+  bench learn       train named learning checks (cartpole-ppo, acrobot-gipo, ...) over seeds
+  bench sample-efficiency
+                    online env steps to a target return with and without the world model
 
 Run 'accerl <command> --help' for a command's flags.
 
