@@ -137,7 +137,12 @@ func TestEndToEndOnEmbeddedServer(t *testing.T) {
 		t.Fatalf("status --json: %v\n%s", err, stdout.String())
 	}
 	if len(exps) != 1 || len(exps[0].Runs) != 2 || exps[0].State != "completed" {
-		t.Errorf("status = %+v", exps)
+		t.Fatalf("status = %+v", exps)
+	}
+	// The run result is there for scripts: checksum, counters and manifest.
+	r := exps[0].Runs[1]
+	if r.Summary == nil || len(r.Summary.ParamsSHA256) != 64 || r.Summary.EnvSteps != 3072 || r.Manifest == nil || r.Manifest.Seed != 7 {
+		t.Errorf("status --json run = %+v, want summary with SHA-256 and counters and the manifest", r)
 	}
 }
 

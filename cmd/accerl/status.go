@@ -34,6 +34,7 @@ type runStatus struct {
 	State              string                 `json:"state"`
 	Progress           *workflows.RunProgress `json:"progress,omitempty"`
 	Summary            *reports.RunSummary    `json:"summary,omitempty"`
+	Manifest           *reports.RunManifest   `json:"manifest,omitempty"`
 	LastCheckpointAgeS float64                `json:"last_checkpoint_age_s,omitempty"`
 }
 
@@ -141,6 +142,10 @@ func listRuns(ctx context.Context, c client.Client, e experimentStatus) []runSta
 			id := fmt.Sprintf("%s/seed-%d", arm, seed)
 			rs := runStatus{ID: id, State: workflows.StatusPending}
 			dir := filepath.Join(e.OutDir, arm, fmt.Sprintf("seed-%d", seed))
+			var man reports.RunManifest
+			if err := reports.ReadJSON(filepath.Join(dir, "manifest.json"), &man); err == nil {
+				rs.Manifest = &man
+			}
 			var sum reports.RunSummary
 			if err := reports.ReadJSON(filepath.Join(dir, "summary.json"), &sum); err == nil {
 				rs.Summary = &sum
