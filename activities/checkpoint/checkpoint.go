@@ -178,14 +178,14 @@ func Prune(root string, keep int) error {
 }
 
 // KillDuringSaveEnv names an environment variable for crash tests only: when it holds the
-// base name of a checkpoint directory (say "seg-000003"), the process kills itself with
-// SIGKILL in the middle of saving that checkpoint — after its files are written, before the
-// rename that makes it visible. accerl's crash test uses it to prove that a half-written
-// checkpoint is never loaded.
+// base name of a checkpoint directory (say "seg-000003") or a prefix of one ("step-"), the
+// process kills itself with SIGKILL in the middle of saving the first such checkpoint — after
+// its files are written, before the rename that makes it visible. accerl's crash test uses it
+// to prove that a half-written checkpoint is never loaded.
 const KillDuringSaveEnv = "ACCERL_TEST_KILL_DURING_CHECKPOINT_SAVE"
 
 func crashForTest(dir string) {
-	if name := os.Getenv(KillDuringSaveEnv); name != "" && name == filepath.Base(dir) {
+	if name := os.Getenv(KillDuringSaveEnv); name != "" && strings.HasPrefix(filepath.Base(dir), name) {
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {} // the signal is on its way
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -59,11 +60,34 @@ func accerlProcess(t *testing.T, logPath string, extraEnv []string, args ...stri
 
 // crashSpec trains long enough (a few seconds of simulated 1 ms simulator steps) to be
 // killed several times, in short segments so that every kill lands in a different place.
-func crashSpec(mode string) string {
+// With worldModel, the run first collects offline data and pretrains a world model, then
+// trains half on imagined data with the horizon schedule running.
+func crashSpec(mode string, budget int64, worldModel bool) string {
+	wm := ""
+	if worldModel {
+		wm = `
+  world_model {
+    enabled              = true
+    offline_trajectories = 60
+    pretrain_epochs      = 6
+    history              = 2
+    obs_hidden           = [32]
+    rew_hidden           = [16]
+    imagination_ratio    = 0.5
+    obs_every            = 1
+    rew_every            = 1
+    horizon {
+      start     = 5
+      end       = 50
+      loss_high = 0.01
+      loss_low  = 0.0005
+    }
+  }`
+	}
 	return fmt.Sprintf(`
 experiment "crash" {
   seeds = [3]
-  budget { env_steps = 49152 }
+  budget { env_steps = %d }
   env "cartpole" {
     latency {
       kind   = "constant"
@@ -88,9 +112,9 @@ experiment "crash" {
     every             = 4
     keep              = 3
     heartbeat_timeout = "3s"
-  }
+  }%s
 }
-`, mode)
+`, budget, mode, wm)
 }
 
 type runOutcome struct {
@@ -133,15 +157,34 @@ func TestCrashResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills and restarts accerl processes for a few minutes")
 	}
-	for _, mode := range []string{"sync", "async"} {
-		t.Run(mode, func(t *testing.T) { testCrashResume(t, mode) })
+	for _, c := range []crashCase{
+		// The first process dies inside the save of segment 3's checkpoint.
+		{name: "sync", mode: "sync", budget: 49152, hooks: []string{"seg-000003"}},
+		{name: "async", mode: "async", budget: 49152, hooks: []string{"seg-000003"}},
+		// The first process dies while PretrainWorldModel saves its first epoch, the second
+		// while imagined training saves segment 2; the horizon schedule must not notice.
+		{name: "worldmodel", mode: "sync", budget: 16384, worldModel: true, hooks: []string{"step-", "seg-000002"}},
+	} {
+		t.Run(c.name, func(t *testing.T) { testCrashResume(t, c) })
 	}
 }
 
-func testCrashResume(t *testing.T, mode string) {
+// crashCase is one crash-and-resume scenario. hooks[i] makes process i kill itself in the
+// middle of saving the first checkpoint whose name starts with it; the remaining processes
+// (6 in all) are killed by the test at random moments.
+type crashCase struct {
+	name       string
+	mode       string
+	budget     int64
+	worldModel bool
+	hooks      []string
+}
+
+func testCrashResume(t *testing.T, c crashCase) {
+	mode := c.mode
 	root := t.TempDir()
 	specPath := filepath.Join(root, "crash.hcl")
-	if err := os.WriteFile(specPath, []byte(crashSpec(mode)), 0o644); err != nil {
+	if err := os.WriteFile(specPath, []byte(crashSpec(mode, c.budget, c.worldModel)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
@@ -158,30 +201,31 @@ func testCrashResume(t *testing.T, mode string) {
 	const kills = 6
 	for i := range kills {
 		var env []string
-		if i == 0 {
+		hooked := i < len(c.hooks)
+		if hooked {
 			// Die in the middle of writing a checkpoint: after its files, before the rename.
-			env = []string{checkpoint.KillDuringSaveEnv + "=seg-000003"}
+			env = []string{checkpoint.KillDuringSaveEnv + "=" + c.hooks[i]}
 		}
 		cmd := accerlProcess(t, filepath.Join(dir, "log.txt"), env,
 			"run", "--state-dir", filepath.Join(dir, "state"), "--out", filepath.Join(dir, "out"), specPath)
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
 		// The embedded server takes about a second to start; kill between 1.5 and 4 s in.
-		// The first process is left to kill itself through the checkpoint hook.
+		// Hooked processes are left to kill themselves through the checkpoint hook.
 		wait := 1500*time.Millisecond + time.Duration(rng.Int64N(int64(2500*time.Millisecond)))
-		if i == 0 {
+		if hooked {
 			wait = 2 * time.Minute
 		}
 		select {
 		case err := <-done:
 			ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
-			if i == 0 && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+			if hooked && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
 				continue // the checkpoint hook killed it, as planned
 			}
 			t.Fatalf("kill %d: accerl exited by itself (%v) before it could be killed; make the spec longer", i, err)
 		case <-time.After(wait):
-			if i == 0 {
-				t.Fatal("the checkpoint hook did not kill accerl while it saved seg-000003")
+			if hooked {
+				t.Fatalf("the checkpoint hook did not kill accerl while it saved %s*", c.hooks[i])
 			}
 			_ = cmd.Process.Signal(syscall.SIGKILL)
 			<-done
@@ -192,7 +236,7 @@ func testCrashResume(t *testing.T, mode string) {
 	}
 	got := readOutcome(t, filepath.Join(dir, "out"))
 
-	budget := int64(49152)
+	budget := c.budget
 	for name, o := range map[string]runOutcome{"reference": ref, "crashed": got} {
 		if o.summary.Status != "completed" || o.summary.EnvSteps != budget {
 			t.Errorf("%s run: status %s, %d env steps; want completed with exactly %d", name, o.summary.Status, o.summary.EnvSteps, budget)
@@ -218,6 +262,14 @@ func testCrashResume(t *testing.T, mode string) {
 		}
 		if len(got.episodes) != len(ref.episodes) {
 			t.Errorf("%d episodes after crashes, %d without", len(got.episodes), len(ref.episodes))
+		}
+		// The horizon schedule (world model only) took the same path: H per update.
+		for i := range min(len(got.metrics), len(ref.metrics)) {
+			g, r := got.metrics[i].Horizon, ref.metrics[i].Horizon
+			if g != r && !(math.IsNaN(g) && math.IsNaN(r)) {
+				t.Errorf("update %d ran at horizon %v after crashes, %v without", i+1, g, r)
+				break
+			}
 		}
 		for i := range min(len(got.episodes), len(ref.episodes)) {
 			g, r := got.episodes[i], ref.episodes[i]
