@@ -85,6 +85,13 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	var ratios []float64
 	for _, seed := range seeds {
 		base := cleanRLConfig(*envKind, specs.AlgorithmPPO, *budget)
+		if *envKind == specs.EnvPendulum || *envKind == specs.EnvMountainCarContinuous {
+			// Continuous torque: the tokens head of `bench learn pendulum-tokens-ppo`.
+			base = tokensPendulum(specs.AlgorithmPPO)()
+			base.Env.Kind = *envKind
+			base.Env.MaxEpisodeSteps, _ = specs.DefaultMaxEpisodeSteps(*envKind)
+			base.Budget.EnvSteps = *budget
+		}
 		wmCfg := sampleWMConfig(base, *offline, *ratio)
 		s := sampleSeed{Seed: seed}
 		if s.WorldModel, err = runSampleArm(ctx, wmCfg, seed, *target, *window, *every); err != nil {
