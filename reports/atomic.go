@@ -8,6 +8,14 @@ import (
 	"path/filepath"
 )
 
+// WriteFileAtomic creates path by calling write on a hidden temporary file in the same
+// directory, fsyncing it, renaming it over path and fsyncing the directory, so readers see
+// either the old file or the complete new one. Other packages that store files a crash must
+// never leave half-written (the world model's offline dataset) use it too.
+func WriteFileAtomic(path string, write func(w io.Writer) error) error {
+	return writeAtomic(path, write)
+}
+
 // writeAtomic creates path by calling write on a hidden temporary file in
 // the same directory, fsyncing it, renaming it over path and fsyncing the
 // directory. Readers see the old file or the new one, never a partial one.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/accerl/accerl/reports"
 	"github.com/accerl/accerl/testenv"
 )
 
@@ -210,8 +212,8 @@ func collect(ctx context.Context, cfg CollectConfig, dir string) (DatasetInfo, e
 	if err != nil {
 		return DatasetInfo{}, err
 	}
-	if err := writeAtomic(filepath.Join(dir, ManifestFile), func(f *os.File) error {
-		_, err := f.Write(append(data, '\n'))
+	if err := reports.WriteFileAtomic(filepath.Join(dir, ManifestFile), func(w io.Writer) error {
+		_, err := w.Write(append(data, '\n'))
 		return err
 	}); err != nil {
 		return DatasetInfo{}, err
@@ -365,41 +367,4 @@ func removeStaleShards(dir string, n int) error {
 		}
 	}
 	return nil
-}
-
-// writeAtomic creates path through write on a hidden temporary file in the
-// same directory, fsyncs it, renames it over path and fsyncs the directory.
-func writeAtomic(path string, write func(f *os.File) error) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := write(tmp); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

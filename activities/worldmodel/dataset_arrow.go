@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"reflect"
 	"strconv"
@@ -12,6 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/accerl/accerl/reports"
 )
 
 // Shard schema metadata keys.
@@ -78,7 +81,7 @@ func writeShard(path string, cfg CollectConfig, first, n int, ds *Dataset) error
 	appendVectors(b.Field(7).(*array.FixedSizeListBuilder), ds.NextObs, obsDim)
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	err := writeAtomic(path, func(f *os.File) error {
+	err := reports.WriteFileAtomic(path, func(f io.Writer) error {
 		w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema), ipc.WithAllocator(mem))
 		if err != nil {
 			return err
