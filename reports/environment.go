@@ -112,7 +112,7 @@ func hardwareFrom(procRoot string) Hardware {
 		f.Close()
 	}
 	if len(models) > 0 {
-		h.GPU = summarizeModels(models)
+		h.GPU = SummarizeGPUModels(models)
 	}
 	return h
 }
@@ -145,9 +145,10 @@ func keyValue(r io.Reader, key string) string {
 	return ""
 }
 
-// summarizeModels turns a list of GPU model names into one line, grouping
-// equal models: ["B", "A", "A"] -> "2 x A, B".
-func summarizeModels(models []string) string {
+// SummarizeGPUModels turns a list of GPU model names into one line, grouping
+// equal models: ["B", "A", "A"] -> "2 x A, B". Run manifests use this format, whether
+// the names came from /proc (NewHardware) or from NVML (activities/telemetry).
+func SummarizeGPUModels(models []string) string {
 	models = slices.Sorted(slices.Values(models))
 	var parts []string
 	for i := 0; i < len(models); {
