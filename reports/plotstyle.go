@@ -132,8 +132,9 @@ func newPlot(title, xLabel, yLabel string) *plot.Plot {
 
 // placeLegend puts the legend in the corner of the data area that the
 // points cover least, preferring bottom-right (empty for rising learning
-// curves), then top-left. The legend box is estimated from its labels.
-// The axis ranges must be final.
+// curves), then top-left. When every corner covers some data it raises the
+// top of the y axis to make an empty band for the legend. The legend box is
+// estimated from its labels. The axis ranges must otherwise be final.
 func placeLegend(p *plot.Plot, points []plotter.XY, labels []string) {
 	longest := 0
 	for _, l := range labels {
@@ -159,6 +160,12 @@ func placeLegend(p *plot.Plot, points []plotter.XY, labels []string) {
 		if bestN < 0 || n < bestN {
 			best, bestN = c, n
 		}
+	}
+	if bestN > 0 {
+		// Every corner covers data (many arms, or curves everywhere): add headroom above
+		// the data for the legend instead of drawing it over the curves.
+		p.Y.Max += yr * hFrac / (1 - hFrac)
+		best = corner{top: true, left: true}
 	}
 	p.Legend.Top, p.Legend.Left = best.top, best.left
 	p.Legend.XOffs, p.Legend.YOffs = vg.Points(6), vg.Points(4)
