@@ -5,7 +5,7 @@ import (
 	"math"
 )
 
-// Activation names accepted by [ActorCriticConfig] and [NewMLP].
+// Activation names accepted by [PolicyConfig] and [NewMLP].
 const (
 	ActTanh = "tanh" // y = tanh(x), CleanRL's default for classic control
 	ActReLU = "relu" // y = max(x, 0)

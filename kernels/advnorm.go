@@ -67,3 +67,25 @@ func (s AdvStats) Normalize(adv []float64, eps float64) {
 		adv[i] = (a - m) * inv
 	}
 }
+
+// normalizeAdvantages sets a ← (a − mean)/(std + 1e-8) with the unbiased
+// (n−1) standard deviation, as torch.Tensor.std in CleanRL (AdvNormMinibatch);
+// a single sample has std 0 and becomes 0.
+func normalizeAdvantages(a []float64) {
+	mean := 0.0
+	for _, v := range a {
+		mean += v
+	}
+	mean /= float64(len(a))
+	ss := 0.0
+	for _, v := range a {
+		ss += (v - mean) * (v - mean)
+	}
+	std := 0.0
+	if len(a) > 1 {
+		std = math.Sqrt(ss / float64(len(a)-1))
+	}
+	for i, v := range a {
+		a[i] = (v - mean) / (std + 1e-8)
+	}
+}

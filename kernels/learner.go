@@ -6,17 +6,13 @@ import (
 	"math/rand/v2"
 )
 
-// Learner is one training update on a batch, for any algorithm and head:
-// both [PPO] (the original CleanRL learner for [ActorCritic]) and
-// [PolicyLearner] implement it.
+// Learner is one training update on a batch, for any algorithm and head;
+// [PolicyLearner] implements it.
 type Learner interface {
 	Update(b *Batch, rng *rand.Rand) (UpdateStats, error)
 }
 
-var (
-	_ Learner = (*PPO)(nil)
-	_ Learner = (*PolicyLearner)(nil)
-)
+var _ Learner = (*PolicyLearner)(nil)
 
 // LearnerConfig holds a [PolicyLearner]'s hyperparameters: the loss (its
 // embedded [LossConfig]), the learning-rate schedule, gradient clipping,
@@ -114,10 +110,12 @@ func (c LearnerConfig) Validate() error {
 //     the other losses it takes Batch.Advantages and Batch.Returns;
 //  3. normalises the advantages once (AdvNormBatch, AdvNormGlobal);
 //  4. runs Epochs passes, each a fresh permutation from rng cut into
-//     Minibatches nearly equal minibatches (as [PPO.Update], so with the
-//     categorical head, "ppo" and AdvNormMinibatch it takes exactly PPO's
-//     steps), each step: per-minibatch normalisation if chosen, [Loss],
-//     backward pass, gradient-norm clipping, Adam;
+//     Minibatches nearly equal minibatches (the first N mod Minibatches
+//     get one sample more; with the categorical head, "ppo" and
+//     AdvNormMinibatch these are exactly CleanRL's ppo.py steps), each
+//     step: per-minibatch normalisation if chosen ((A − mean)/(std + 1e-8)
+//     with the unbiased std, as CleanRL), [Loss], backward pass,
+//     gradient-norm clipping, Adam;
 //  5. counts the update in Updates (only when it succeeds).
 //
 // A non-finite loss, gradient or parameter stops the update, restores the

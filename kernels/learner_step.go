@@ -11,10 +11,10 @@ func (l *PolicyLearner) step(b *Batch, idx []int) (UpdateStats, error) {
 	if err := checkLossFinite(terms); err != nil {
 		return UpdateStats{}, err
 	}
-	m := l.Model
-	if i, ok := allFinite(m.grads); !ok {
-		return UpdateStats{}, fmt.Errorf("gradient of %s is %v", m.paramName(i), m.grads[i])
+	if err := l.checkGrads(); err != nil {
+		return UpdateStats{}, err
 	}
+	m := l.Model
 	var norm float64
 	if l.Cfg.MaxGradNorm > 0 {
 		norm = ClipGradNorm(m.grads, l.Cfg.MaxGradNorm)
@@ -43,6 +43,15 @@ func (l *PolicyLearner) step(b *Batch, idx []int) (UpdateStats, error) {
 		ApproxKL: terms.ApproxKL, ClipFrac: terms.ClipFrac, GradNorm: norm,
 		LowWeightFrac: terms.LowWeightFrac, ESS: terms.ESS,
 	}, nil
+}
+
+// checkGrads names the first non-finite gradient entry.
+func (l *PolicyLearner) checkGrads() error {
+	m := l.Model
+	if i, ok := allFinite(m.grads); !ok {
+		return fmt.Errorf("gradient of %s is %v", m.paramName(i), m.grads[i])
+	}
+	return nil
 }
 
 // lossAndGrad gathers the minibatch idx, evaluates the model and the loss,

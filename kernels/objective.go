@@ -113,6 +113,40 @@ func sigmoidSlope(x float64) float64 {
 	return e / ((1 + e) * (1 + e))
 }
 
+// LossInput holds one minibatch of B steps as a policy-gradient loss sees
+// them. The current-parameter quantities come from [Policy.Evaluate]; the
+// old ones were recorded when the samples were collected. LogProbs,
+// OldLogProbs and Entropy hold T tokens per step (B·T entries), the other
+// slices B.
+type LossInput struct {
+	LogProbs    []float64 // log π_θ(a_t|s_t) under the current parameters
+	OldLogProbs []float64 // log π_θold(a_t|s_t) recorded at collection
+	Entropy     []float64 // H[π_θ(·|s_t)]
+	Values      []float64 // V_θ(s_t)
+	OldValues   []float64 // V_θold(s_t) recorded at collection (value clipping)
+	Advantages  []float64 // Â_t, already normalised if wanted
+	Returns     []float64 // value targets R_t = Â_t + V_θold(s_t)
+}
+
+// LossGrad receives the partial derivatives of the total loss with respect
+// to each token's LogProbs and Entropy and each step's Values, ready for
+// [Policy.Backward].
+type LossGrad struct {
+	LogProbs, Entropy, Values []float64
+}
+
+// LossTerms are the scalar pieces of one loss evaluation.
+type LossTerms struct {
+	Total         float64 // the minimised loss
+	Policy        float64 // policy term (a loss: lower is better)
+	Value         float64 // value-function loss
+	Entropy       float64 // mean entropy
+	ApproxKL      float64 // mean((ratio − 1) − log ratio), Schulman's k3 estimator of KL(old‖new)
+	ClipFrac      float64 // fraction of tokens with |ratio − 1| > ClipCoef
+	LowWeightFrac float64 // fraction of tokens whose GIPO weight is below GIPOLowWeight
+	ESS           float64 // effective sample size (Σr)²/(N Σr²) of the ratios
+}
+
 // Loss evaluates the total loss of one minibatch for cfg.Algo and writes
 // its partial derivatives into grad. in holds B steps with T ≥ 1 tokens
 // each: LogProbs, OldLogProbs and Entropy have B·T entries (step i's
@@ -135,7 +169,7 @@ func sigmoidSlope(x float64) float64 {
 //
 // The value term, a mean over steps, is ½ (V − R)², or with ClipValueLoss
 // (ignored by vtrace) ½ max((V − R)², (V_old + clip(V − V_old, −ε, ε) − R)²)
-// as in [PPOLoss]. The KL term is Schulman's k3 estimator of KL(π_old‖π_θ)
+// as in CleanRL's ppo.py. The KL term is Schulman's k3 estimator of KL(π_old‖π_θ)
 // on the sampled tokens, mean((r − 1) − log r), whose gradient
 // (r − 1)∇log π_θ is unbiased for samples from π_old (J. Schulman 2020,
 // "Approximating KL Divergence"); it is reported as ApproxKL for every
@@ -299,4 +333,21 @@ func ComputeRatioStats(logp, oldLogp []float64, clipCoef, sigma float64) RatioSt
 	s.ApproxKL *= inv
 	s.ESS = sw * sw / (float64(n) * sww)
 	return s
+}
+
+func clamp(x, lo, hi float64) float64 {
+	return math.Min(math.Max(x, lo), hi)
+}
+
+// checkLossFinite names the first non-finite term of t.
+func checkLossFinite(t LossTerms) error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"policy loss", t.Policy}, {"value loss", t.Value}, {"entropy", t.Entropy}, {"total loss", t.Total}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("%s is %v", f.name, f.v)
+		}
+	}
+	return nil
 }

@@ -139,11 +139,11 @@ type Actions struct {
 //	π(·|o)   = head(features)     categorical, autoregressive tokens or diagonal Gaussian
 //	V(o)     = critic(o)          a separate MLP ObsDim → Hidden… → 1
 //
-// With the categorical head it is exactly CleanRL's discrete agent and
-// [ActorCritic]: same layer shapes, parameter layout and initialisation
-// order, so the same rng gives the same parameters. With the gaussian head
-// it is CleanRL's ppo_continuous_action agent. The tokens head is described
-// in the package documentation (Action heads).
+// With the categorical head it is exactly CleanRL's discrete agent: same
+// layer shapes, parameter layout (actor.0.weight … critic.4.bias) and
+// initialisation order (actor layers, then critic layers). With the
+// gaussian head it is CleanRL's ppo_continuous_action agent. The tokens
+// head is described in the package documentation (Action heads).
 //
 // Log-probabilities and entropies are per token: TokensPerStep() per step
 // (1 for categorical, ActionDims for tokens, and 1 for gaussian, whose
@@ -282,6 +282,26 @@ func (p *Policy) Clone() *Policy {
 	return c
 }
 
+// ParamSpan names one tensor inside a model's flat parameter slice: its
+// values are Params()[Offset : Offset+Size()], row-major with the given
+// Shape. Names follow CleanRL's PyTorch state_dict ("actor.0.weight",
+// "critic.4.bias"): the index counts the activation modules between linear
+// layers.
+type ParamSpan struct {
+	Name   string
+	Offset int
+	Shape  []int
+}
+
+// Size returns the number of values in the tensor.
+func (s ParamSpan) Size() int {
+	n := 1
+	for _, d := range s.Shape {
+		n *= d
+	}
+	return n
+}
+
 // Layout lists the tensors of the flat parameter slice in order. Names
 // follow CleanRL's state_dict: actor.0.weight … for the trunk and a
 // categorical output layer; actor_mean.* and actor_logstd for the gaussian
@@ -369,9 +389,9 @@ func (p *Policy) ActActions(obs []float64, n int, rng *rand.Rand, a Actions, log
 }
 
 // Act is ActActions for the categorical and tokens heads, whose actions
-// are token indices (n×TokensPerStep); with the categorical head it has
-// [ActorCritic.Act]'s signature and meaning. It panics for the gaussian
-// head (use ActContinuous).
+// are token indices (n×TokensPerStep); with the categorical head it
+// samples one action per row. It panics for the gaussian head (use
+// ActContinuous).
 func (p *Policy) Act(obs []float64, n int, rng *rand.Rand, tokens []int, logp, values []float64) {
 	p.ActActions(obs, n, rng, Actions{Tokens: tokens}, logp, values)
 }
