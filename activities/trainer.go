@@ -180,9 +180,9 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 	if err := reports.WriteSegment(in.RunDir, in.Segment, rec.metrics, rec.episodes); err != nil {
 		return res, fmt.Errorf("write metrics: %w", err)
 	}
-	state, err := json.Marshal(snap)
+	files, err := snapshotFiles(snap)
 	if err != nil {
-		return res, fmt.Errorf("encode engine state: %w", err)
+		return res, err
 	}
 	ckpt := CheckpointDir(in.RunDir, in.Segment)
 	man := checkpoint.Manifest{
@@ -192,7 +192,7 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 			"imagined_steps": stats.ImaginedSteps},
 		Created: time.Now().UTC(),
 	}
-	if err := checkpoint.Save(ckpt, man, map[string][]byte{engineStateFile: state}); err != nil {
+	if err := checkpoint.Save(ckpt, man, files); err != nil {
 		return res, err
 	}
 	if err := checkpoint.Prune(filepath.Join(in.RunDir, checkpointsDir), keepCheckpoints(in.Config)); err != nil {
@@ -288,9 +288,9 @@ func loadPrevious(runDir string, seg int32) (*engine.Snapshot, []string, error) 
 		if m.Segment >= seg {
 			continue // written by an earlier attempt of this (or a later) segment
 		}
-		var snap engine.Snapshot
-		if err := json.Unmarshal(files[engineStateFile], &snap); err != nil {
-			warnings = append(warnings, fmt.Sprintf("skipped checkpoint %s: decode engine state: %v", dirs[i], err))
+		snap, err := LoadSnapshot(files)
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("skipped checkpoint %s: %v", dirs[i], err))
 			continue
 		}
 		if m.Segment != seg-1 {
@@ -299,7 +299,7 @@ func loadPrevious(runDir string, seg int32) (*engine.Snapshot, []string, error) 
 				return nil, warnings, err
 			}
 		}
-		return &snap, warnings, nil
+		return snap, warnings, nil
 	}
 	warnings = append(warnings, fmt.Sprintf("no checkpoint under %s verifies; segment %d restarts the run from the beginning", filepath.Join(runDir, checkpointsDir), seg))
 	if err := discardSegments(runDir, 1, seg-1); err != nil {

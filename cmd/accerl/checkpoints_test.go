@@ -36,12 +36,12 @@ func assertCheckpointsFinite(t *testing.T, root string) {
 			t.Errorf("checkpoint %s: %v", d, err)
 			continue
 		}
-		var snap engine.Snapshot
-		if err := json.Unmarshal(files["engine.json"], &snap); err != nil {
+		snap, err := activities.LoadSnapshot(files)
+		if err != nil {
 			t.Errorf("checkpoint %s: %v", d, err)
 			continue
 		}
-		if _, err := engine.New(activities.EngineConfig(cfg, man.Seed, 100), &snap); err != nil {
+		if _, err := engine.New(activities.EngineConfig(cfg, man.Seed, 100), snap); err != nil {
 			t.Errorf("checkpoint %s does not restore: %v", d, err)
 		}
 	}

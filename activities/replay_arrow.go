@@ -1,0 +1,227 @@
+package activities
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/accerl/accerl/activities/engine"
+)
+
+// replayFile is the checkpoint file that holds the replay buffer.
+const replayFile = "replay.arrow"
+
+// The replay buffer is stored as an Arrow IPC file with one row per trajectory chunk, so
+// that any Arrow reader can inspect what a run was about to train on. Per-step values are
+// list columns. versions is the policy version that acted at each step, staleness the
+// checkpoint's policy version minus that (what the trainer would see if it sampled now).
+// A null list means the chunk has no such field (e.g. next_obs of a terminated chunk).
+var replaySchema = arrow.NewSchema([]arrow.Field{
+	{Name: "env", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "seq", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "obs", Type: arrow.ListOf(arrow.PrimitiveTypes.Float64), Nullable: true},
+	{Name: "actions", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64), Nullable: true},
+	{Name: "cont_actions", Type: arrow.ListOf(arrow.PrimitiveTypes.Float64), Nullable: true},
+	{Name: "log_probs", Type: arrow.ListOf(arrow.PrimitiveTypes.Float64), Nullable: true},
+	{Name: "values", Type: arrow.ListOf(arrow.PrimitiveTypes.Float64), Nullable: true},
+	{Name: "rewards", Type: arrow.ListOf(arrow.PrimitiveTypes.Float64), Nullable: true},
+	{Name: "versions", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64), Nullable: true},
+	{Name: "staleness", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64), Nullable: true},
+	{Name: "terminated", Type: arrow.FixedWidthTypes.Boolean},
+	{Name: "truncated", Type: arrow.FixedWidthTypes.Boolean},
+	{Name: "next_obs", Type: arrow.ListOf(arrow.PrimitiveTypes.Float64), Nullable: true},
+	{Name: "terminal_obs", Type: arrow.ListOf(arrow.PrimitiveTypes.Float64), Nullable: true},
+}, nil)
+
+// encodeReplay writes chunks (oldest first) as an Arrow IPC file; version is the policy
+// version of the checkpoint, for the staleness column.
+func encodeReplay(chunks []*engine.Chunk, version int64) ([]byte, error) {
+	mem := memory.NewGoAllocator()
+	b := array.NewRecordBuilder(mem, replaySchema)
+	defer b.Release()
+	for _, c := range chunks {
+		b.Field(0).(*array.Int64Builder).Append(int64(c.Env))
+		b.Field(1).(*array.Int64Builder).Append(c.Seq)
+		appendFloats(b.Field(2), c.Obs)
+		appendInts(b.Field(3), c.Actions)
+		appendFloats(b.Field(4), c.ContActions)
+		appendFloats(b.Field(5), c.LogProbs)
+		appendFloats(b.Field(6), c.Values)
+		appendFloats(b.Field(7), c.Rewards)
+		appendInt64s(b.Field(8), c.Versions)
+		stale := make([]int64, len(c.Versions))
+		for i, v := range c.Versions {
+			stale[i] = version - v
+		}
+		appendInt64s(b.Field(9), stale)
+		b.Field(10).(*array.BooleanBuilder).Append(c.Terminated)
+		b.Field(11).(*array.BooleanBuilder).Append(c.Truncated)
+		appendFloats(b.Field(12), c.NextObs)
+		appendFloats(b.Field(13), c.TerminalObs)
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	var buf bytes.Buffer
+	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(replaySchema), ipc.WithAllocator(mem))
+	if err != nil {
+		return nil, fmt.Errorf("encode replay: %w", err)
+	}
+	if err := w.Write(rec); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("encode replay: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("encode replay: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// decodeReplay reads the chunks back in order.
+func decodeReplay(data []byte) ([]*engine.Chunk, error) {
+	mem := memory.NewGoAllocator()
+	r, err := ipc.NewFileReader(bytes.NewReader(data), ipc.WithAllocator(mem))
+	if err != nil {
+		return nil, fmt.Errorf("decode replay: %w", err)
+	}
+	defer func() { _ = r.Close() }()
+	if !r.Schema().Equal(replaySchema) {
+		return nil, fmt.Errorf("decode replay: unexpected schema %v", r.Schema())
+	}
+	var chunks []*engine.Chunk
+	for i := 0; i < r.NumRecords(); i++ {
+		rec, err := r.RecordBatch(i)
+		if err != nil {
+			return nil, fmt.Errorf("decode replay: %w", err)
+		}
+		col := func(j int) arrow.Array { return rec.Column(j) }
+		for row := 0; row < int(rec.NumRows()); row++ {
+			c := &engine.Chunk{
+				Env:         int(col(0).(*array.Int64).Value(row)),
+				Seq:         col(1).(*array.Int64).Value(row),
+				Obs:         floatsAt(col(2), row),
+				Actions:     intsAt(col(3), row),
+				ContActions: floatsAt(col(4), row),
+				LogProbs:    floatsAt(col(5), row),
+				Values:      floatsAt(col(6), row),
+				Rewards:     floatsAt(col(7), row),
+				Versions:    int64sAt(col(8), row),
+				Terminated:  col(10).(*array.Boolean).Value(row),
+				Truncated:   col(11).(*array.Boolean).Value(row),
+				NextObs:     floatsAt(col(12), row),
+				TerminalObs: floatsAt(col(13), row),
+			}
+			chunks = append(chunks, c)
+		}
+	}
+	return chunks, nil
+}
+
+func appendFloats(b array.Builder, x []float64) {
+	lb := b.(*array.ListBuilder)
+	if x == nil {
+		lb.AppendNull()
+		return
+	}
+	lb.Append(true)
+	lb.ValueBuilder().(*array.Float64Builder).AppendValues(x, nil)
+}
+
+func appendInt64s(b array.Builder, x []int64) {
+	lb := b.(*array.ListBuilder)
+	if x == nil {
+		lb.AppendNull()
+		return
+	}
+	lb.Append(true)
+	lb.ValueBuilder().(*array.Int64Builder).AppendValues(x, nil)
+}
+
+func appendInts(b array.Builder, x []int) {
+	if x == nil {
+		appendInt64s(b, nil)
+		return
+	}
+	y := make([]int64, len(x))
+	for i, v := range x {
+		y[i] = int64(v)
+	}
+	appendInt64s(b, y)
+}
+
+// listRange returns the value range of row in a list column, ok false when the row is null.
+func listRange(a arrow.Array, row int) (lo, hi int64, ok bool) {
+	l := a.(*array.List)
+	if l.IsNull(row) {
+		return 0, 0, false
+	}
+	lo, hi = l.ValueOffsets(row)
+	return lo, hi, true
+}
+
+func floatsAt(a arrow.Array, row int) []float64 {
+	lo, hi, ok := listRange(a, row)
+	if !ok {
+		return nil
+	}
+	vals := a.(*array.List).ListValues().(*array.Float64).Float64Values()
+	return append([]float64{}, vals[lo:hi]...)
+}
+
+func int64sAt(a arrow.Array, row int) []int64 {
+	lo, hi, ok := listRange(a, row)
+	if !ok {
+		return nil
+	}
+	vals := a.(*array.List).ListValues().(*array.Int64).Int64Values()
+	return append([]int64{}, vals[lo:hi]...)
+}
+
+func intsAt(a arrow.Array, row int) []int {
+	x := int64sAt(a, row)
+	if x == nil {
+		return nil
+	}
+	out := make([]int, len(x))
+	for i, v := range x {
+		out[i] = int(v)
+	}
+	return out
+}
+
+// snapshotFiles lays an engine snapshot out as checkpoint files: the replay buffer as Arrow
+// IPC (replay.arrow) and everything else as JSON (engine.json).
+func snapshotFiles(snap *engine.Snapshot) (map[string][]byte, error) {
+	replay, err := encodeReplay(snap.Replay, snap.PolicyVersion)
+	if err != nil {
+		return nil, err
+	}
+	rest := *snap
+	rest.Replay = nil
+	state, err := json.Marshal(&rest)
+	if err != nil {
+		return nil, fmt.Errorf("encode engine state: %w", err)
+	}
+	return map[string][]byte{engineStateFile: state, replayFile: replay}, nil
+}
+
+// LoadSnapshot rebuilds an engine snapshot from a checkpoint's verified files (see
+// checkpoint.Load): engine.json plus the replay buffer in replay.arrow.
+func LoadSnapshot(files map[string][]byte) (*engine.Snapshot, error) {
+	var snap engine.Snapshot
+	if err := json.Unmarshal(files[engineStateFile], &snap); err != nil {
+		return nil, fmt.Errorf("decode engine state: %w", err)
+	}
+	if data, ok := files[replayFile]; ok {
+		chunks, err := decodeReplay(data)
+		if err != nil {
+			return nil, err
+		}
+		snap.Replay = chunks
+	}
+	return &snap, nil
+}
