@@ -85,3 +85,21 @@ func TestAdvStatsShards(t *testing.T) {
 		}
 	}
 }
+
+func TestNormalizeAdvantages(t *testing.T) {
+	// [1, 2, 3, 6]: mean 3, deviations [−2, −1, 0, 3], unbiased variance
+	// (4+1+0+9)/3 = 14/3, std 2.1602469; result = deviation/(std + 1e-8).
+	a := []float64{1, 2, 3, 6}
+	normalizeAdvantages(a)
+	std := math.Sqrt(14.0 / 3)
+	for i, d := range []float64{-2, -1, 0, 3} {
+		if want := d / (std + 1e-8); math.Abs(a[i]-want) > 1e-15 { // a few ulps of order-1 values
+			t.Errorf("a[%d] = %v, want %v", i, a[i], want)
+		}
+	}
+	one := []float64{5}
+	normalizeAdvantages(one)
+	if one[0] != 0 {
+		t.Errorf("single advantage normalised to %v, want 0", one[0])
+	}
+}

@@ -1,19 +1,18 @@
 // Package kernels holds the numerics of accerl: dense layers and MLPs with
 // explicit backward passes, the action heads (categorical, autoregressive
-// tokens, diagonal Gaussian), actor-critic models, generalized advantage
-// estimation (GAE), v-trace targets, advantage normalisation, the Adam
-// optimizer with a learning-rate schedule, gradient clipping, and the
-// PPO, GIPO, SAPO and v-trace losses with the learners that apply them. It
-// depends on gonum only and knows nothing of Temporal, specs or the
-// rollout engine.
+// tokens, diagonal Gaussian), the actor-critic [Policy], generalized
+// advantage estimation (GAE), v-trace targets, advantage normalisation, the
+// Adam optimizer with a learning-rate schedule, gradient clipping, and the
+// PPO, GIPO, SAPO and v-trace losses with the [PolicyLearner] that applies
+// them. It depends on gonum only and knows nothing of Temporal, specs or
+// the rollout engine.
 //
 // # Conventions
 //
 // Everything is float64. Batches are row-major flat slices: n observations of
 // dimension d are one []float64 of length n*d, row i at [i*d:(i+1)*d]. All
 // parameters of a model live in ONE flat slice and their gradients in a second
-// flat slice with the same layout (see [ActorCritic.Layout] and
-// [Policy.Layout]), so that the optimizer, gradient clipping, checksums,
+// flat slice with the same layout (see [Policy.Layout]), so that the optimizer, gradient clipping, checksums,
 // checkpoints and weight publishing all work on plain slices.
 //
 // Layers keep views into those flat slices: a [Dense] layer's W and B alias
@@ -21,14 +20,13 @@
 // passes accumulate (+=) into gradients; call ZeroGrads before each
 // minibatch.
 //
-// # Two models, one contract
+// # One model, one learner
 //
-// [ActorCritic] with the [PPO] learner is CleanRL's ppo.py for discrete
-// actions and stays as it is. [Policy] with the [PolicyLearner] is the
-// general form: any action head, any of the four losses, a learning-rate
-// schedule and the policy-lag diagnostics. With the categorical head,
-// "ppo" and per-minibatch advantage normalisation the two are bit-for-bit
-// the same (tested). Both learners satisfy [Learner].
+// [Policy] with the [PolicyLearner] covers every action head, any of the
+// four losses, a learning-rate schedule and the policy-lag diagnostics.
+// With the categorical head, "ppo" and per-minibatch advantage
+// normalisation ([DefaultLearnerConfig]) it is CleanRL's ppo.py for
+// discrete actions. The learner satisfies [Learner].
 //
 // # Reference semantics
 //
@@ -100,8 +98,7 @@
 // out of range, episode pieces that do not cover the batch) is a programmer
 // error and panics with a message prefixed "kernels: ". Numerical trouble
 // (a non-finite loss, gradient or parameter) is reported as an error value
-// by [PPO.Update] and [PolicyLearner.Update], after undoing the offending
-// step.
+// by [PolicyLearner.Update], after undoing the offending step.
 //
 // Matrix products all go through one function in matmul.go, which uses gonum's
 // pure-Go BLAS; that is the single place a later OpenBLAS or CUDA build tag

@@ -192,18 +192,17 @@ func TestCategoricalByHand(t *testing.T) {
 	}
 }
 
-// ppoFixture builds a small model, a batch and a minibatch index whose old
-// log-probs and values put each sample's probability ratio and value
-// difference at chosen places relative to the clip range.
-func ppoFixture(t *testing.T, ratios, advs, dOldV, dRet []float64, cfg PPOConfig) (*PPO, *Batch, []int) {
+// clipFixture builds a small categorical policy, its learner, a batch and a
+// minibatch index whose old log-probs and values put each sample's
+// probability ratio and value difference at chosen places relative to the
+// clip range. The learner has prepared the batch, so lossAndGrad can run.
+func clipFixture(t *testing.T, ratios, advs, dOldV, dRet []float64, cfg LearnerConfig) (*PolicyLearner, *Batch, []int) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(9, 10))
-	model := NewActorCritic(ActorCriticConfig{ObsDim: 3, NumActions: 3, Hidden: []int{8, 8}, Activation: ActTanh}, rng)
+	model := NewPolicy(PolicyConfig{ObsDim: 3, Head: HeadCategorical, NumActions: 3, Hidden: []int{8, 8}, Activation: ActTanh}, rng)
 	// Larger output weights than the 0.01 init so the policy is not flat
 	// and the actor gradients are not tiny.
-	for i := range model.Params() {
-		model.Params()[i] += 0.3 * rng.NormFloat64()
-	}
+	perturb(model.Params(), 0.3, rng)
 	n := len(ratios)
 	b := &Batch{N: n, Obs: randSlice(rng, n*3, 1), Actions: make([]int, n),
 		LogProbs: make([]float64, n), Advantages: advs, Returns: make([]float64, n), Values: make([]float64, n)}
@@ -211,7 +210,7 @@ func ppoFixture(t *testing.T, ratios, advs, dOldV, dRet []float64, cfg PPOConfig
 		b.Actions[i] = i % 3
 	}
 	lp, ent, v := make([]float64, n), make([]float64, n), make([]float64, n)
-	model.Evaluate(b.Obs, n, b.Actions, lp, ent, v)
+	model.Evaluate(b.Obs, n, Actions{Tokens: b.Actions}, lp, ent, v)
 	for i := range lp {
 		b.LogProbs[i] = lp[i] - math.Log(ratios[i]) // so exp(lp − old) = ratio
 		b.Values[i] = v[i] + dOldV[i]
@@ -221,26 +220,27 @@ func ppoFixture(t *testing.T, ratios, advs, dOldV, dRet []float64, cfg PPOConfig
 	for i := range idx {
 		idx[i] = i
 	}
-	return NewPPO(model, cfg), b, idx
+	l := NewPolicyLearner(model, cfg)
+	l.prepare(b)
+	return l, b, idx
 }
 
 func TestPPOLossGradientsClipInactive(t *testing.T) {
 	// Ratios within [0.8, 1.2] by ≥ 0.05 and old values within ±0.2 of V by
 	// ≥ 0.1: no clip is active, and a step of 1e-5 cannot reach a kink.
-	cfg := DefaultPPOConfig()
-	p, b, idx := ppoFixture(t,
+	l, b, idx := clipFixture(t,
 		[]float64{0.9, 1.05, 1.1, 0.95, 1.0, 0.85},
 		[]float64{1.0, -0.5, 2.0, -1.5, 0.3, 0.7},
 		[]float64{0.05, -0.1, 0.0, 0.08, -0.05, 0.1},
 		[]float64{1.0, -2.0, 0.5, 3.0, -0.7, 1.2},
-		cfg)
-	terms := p.lossAndGrad(b, idx)
+		DefaultLearnerConfig(AlgoPPO))
+	terms := l.lossAndGrad(b, idx)
 	if terms.ClipFrac != 0 {
 		t.Fatalf("clip fraction %v, want 0 for ratios inside the clip range", terms.ClipFrac)
 	}
-	grads := append([]float64(nil), p.Model.Grads()...)
-	loss := func() float64 { return p.lossAndGrad(b, idx).Total }
-	checkGrad(t, "ppo loss (no clip)", loss, p.Model.Params(), grads)
+	grads := append([]float64(nil), l.Model.Grads()...)
+	loss := func() float64 { return l.lossAndGrad(b, idx).Total }
+	checkGrad(t, "ppo loss (no clip)", loss, l.Model.Params(), grads)
 }
 
 func TestPPOLossGradientsClipActive(t *testing.T) {
@@ -251,50 +251,20 @@ func TestPPOLossGradientsClipActive(t *testing.T) {
 	// errors are 4 (plain) against 2.89 or 5.29 (clipped), so samples 0 and 3
 	// take the plain branch and 1 and 2 the clipped, constant one; samples 4
 	// and 5 (R = V ± 0.1: 0.01 against 0.04) take the clipped one too.
-	// NormAdv is off so the advantage signs stay as chosen.
-	cfg := DefaultPPOConfig()
-	cfg.NormAdv = false
-	p, b, idx := ppoFixture(t,
+	// Advantage normalisation is off so the advantage signs stay as chosen.
+	cfg := DefaultLearnerConfig(AlgoPPO)
+	cfg.AdvNorm = AdvNormNone
+	l, b, idx := clipFixture(t,
 		[]float64{1.5, 1.5, 0.5, 0.5, 1.02, 0.97},
 		[]float64{1.0, -1.0, -1.0, 1.0, 0.5, -0.4},
 		[]float64{0.5, 0.5, -0.5, -0.5, 0.5, -0.5},
 		[]float64{2.0, -2.0, 2.0, -2.0, 0.1, -0.1},
 		cfg)
-	terms := p.lossAndGrad(b, idx)
+	terms := l.lossAndGrad(b, idx)
 	if want := 4.0 / 6; math.Abs(terms.ClipFrac-want) > 1e-15 {
 		t.Fatalf("clip fraction %v, want %v", terms.ClipFrac, want)
 	}
-	grads := append([]float64(nil), p.Model.Grads()...)
-	loss := func() float64 { return p.lossAndGrad(b, idx).Total }
-	checkGrad(t, "ppo loss (clipped)", loss, p.Model.Params(), grads)
-}
-
-func TestPPOLossByHand(t *testing.T) {
-	// One sample, ε = 0.2, c_v = 0.5, c_e = 0.01, value clipping on.
-	// ratio = exp(ln 1.5) = 1.5, Â = 2: max(−2·1.5, −2·1.2) = max(−3, −2.4) = −2.4
-	// (clipped, zero gradient). V = 1, V_old = 0.5, R = 2: (V−R)² = 1,
-	// V_clip = 0.5 + 0.2 = 0.7, (0.7−2)² = 1.69 > 1, so L_V = ½·1.69 = 0.845 and
-	// ∂L_V/∂V = 0 (clip active). H = 0.6. approx_kl = (1.5−1) − ln 1.5 = 0.0945349.
-	// L = −2.4 − 0.01·0.6 + 0.5·0.845 = −1.9835.
-	cfg := DefaultPPOConfig()
-	g := LossGrad{LogProbs: make([]float64, 1), Entropy: make([]float64, 1), Values: make([]float64, 1)}
-	terms := PPOLoss(cfg, LossInput{
-		LogProbs: []float64{math.Log(1.5)}, OldLogProbs: []float64{0}, Entropy: []float64{0.6},
-		Values: []float64{1}, OldValues: []float64{0.5}, Advantages: []float64{2}, Returns: []float64{2},
-	}, g)
-	// Each value is a handful of float64 operations on numbers of order 1: 1e-14.
-	const tol = 1e-14
-	for _, c := range []struct {
-		name      string
-		got, want float64
-	}{
-		{"policy", terms.Policy, -2.4}, {"value", terms.Value, 0.845}, {"entropy", terms.Entropy, 0.6},
-		{"approx kl", terms.ApproxKL, 0.5 - math.Log(1.5)}, {"clip frac", terms.ClipFrac, 1},
-		{"total", terms.Total, -1.9835}, {"dL/dlogp", g.LogProbs[0], 0}, {"dL/dV", g.Values[0], 0},
-		{"dL/dH", g.Entropy[0], -0.01},
-	} {
-		if math.Abs(c.got-c.want) > tol {
-			t.Errorf("%s = %.17g, want %.17g", c.name, c.got, c.want)
-		}
-	}
+	grads := append([]float64(nil), l.Model.Grads()...)
+	loss := func() float64 { return l.lossAndGrad(b, idx).Total }
+	checkGrad(t, "ppo loss (clipped)", loss, l.Model.Params(), grads)
 }

@@ -28,27 +28,32 @@ func newGrad(b, tps int) LossGrad {
 	return LossGrad{LogProbs: make([]float64, b*tps), Entropy: make([]float64, b*tps), Values: make([]float64, b)}
 }
 
-func TestLossMatchesPPOLoss(t *testing.T) {
-	// With one token per step and no KL term, Loss("ppo") performs PPOLoss's
-	// arithmetic in the same order: every output is bit-identical.
-	rng := rand.New(rand.NewPCG(61, 62))
-	in := lossFixture(rng, 9, 1, 0.4)
-	ppo := DefaultPPOConfig()
+func TestLossPPOByHand(t *testing.T) {
+	// One sample, ε = 0.2, c_v = 0.5, c_e = 0.01, value clipping on, no KL.
+	// ratio = exp(ln 1.5) = 1.5, Â = 2: max(−2·1.5, −2·1.2) = max(−3, −2.4) = −2.4
+	// (clipped, zero gradient). V = 1, V_old = 0.5, R = 2: (V−R)² = 1,
+	// V_clip = 0.5 + 0.2 = 0.7, (0.7−2)² = 1.69 > 1, so L_V = ½·1.69 = 0.845 and
+	// ∂L_V/∂V = 0 (clip active). H = 0.6. approx_kl = (1.5−1) − ln 1.5 = 0.0945349.
+	// L = −2.4 − 0.01·0.6 + 0.5·0.845 = −1.9835.
 	cfg := DefaultLearnerConfig(AlgoPPO).LossConfig
-	g1, g2 := newGrad(9, 1), newGrad(9, 1)
-	want := PPOLoss(ppo, in, g1)
-	got := Loss(cfg, in, g2)
-	if got.Total != want.Total || got.Policy != want.Policy || got.Value != want.Value ||
-		got.Entropy != want.Entropy || got.ApproxKL != want.ApproxKL || got.ClipFrac != want.ClipFrac {
-		t.Fatalf("Loss %+v, PPOLoss %+v", got, want)
-	}
-	if want.ClipFrac == 0 || want.ClipFrac == 1 {
-		t.Fatalf("clip fraction %v: want the fixture to exercise both branches", want.ClipFrac)
-	}
-	for i := range g1.LogProbs {
-		if g1.LogProbs[i] != g2.LogProbs[i] || g1.Entropy[i] != g2.Entropy[i] || g1.Values[i] != g2.Values[i] {
-			t.Fatalf("gradient %d differs: %v/%v/%v vs %v/%v/%v", i,
-				g2.LogProbs[i], g2.Entropy[i], g2.Values[i], g1.LogProbs[i], g1.Entropy[i], g1.Values[i])
+	g := newGrad(1, 1)
+	terms := Loss(cfg, LossInput{
+		LogProbs: []float64{math.Log(1.5)}, OldLogProbs: []float64{0}, Entropy: []float64{0.6},
+		Values: []float64{1}, OldValues: []float64{0.5}, Advantages: []float64{2}, Returns: []float64{2},
+	}, g)
+	// Each value is a handful of float64 operations on numbers of order 1: 1e-14.
+	const tol = 1e-14
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"policy", terms.Policy, -2.4}, {"value", terms.Value, 0.845}, {"entropy", terms.Entropy, 0.6},
+		{"approx kl", terms.ApproxKL, 0.5 - math.Log(1.5)}, {"clip frac", terms.ClipFrac, 1},
+		{"total", terms.Total, -1.9835}, {"dL/dlogp", g.LogProbs[0], 0}, {"dL/dV", g.Values[0], 0},
+		{"dL/dH", g.Entropy[0], -0.01},
+	} {
+		if math.Abs(c.got-c.want) > tol {
+			t.Errorf("%s = %.17g, want %.17g", c.name, c.got, c.want)
 		}
 	}
 }
@@ -66,8 +71,9 @@ func TestLossGradients(t *testing.T) {
 	// Two tokens per step, KL penalty on. Log-ratios within ±0.1 keep PPO
 	// inside its clip range and ±0.5 exercise SAPO's and v-trace's
 	// curvature; old values within ~0.1 of V can activate the value clip,
-	// so it is off here (PPOLoss's tests cover it). A perturbation of 1e-5
-	// cannot reach a kink of PPO's clip from ratios at least ~1e-3 inside.
+	// so it is off here (TestPPOLossGradientsClipActive covers it). A
+	// perturbation of 1e-5 cannot reach a kink of PPO's clip from ratios at
+	// least ~1e-3 inside.
 	for _, tc := range []struct {
 		algo  string
 		scale float64
