@@ -58,6 +58,15 @@ func accerlProcess(t *testing.T, logPath string, extraEnv []string, args ...stri
 	return cmd
 }
 
+// logTail returns the last lines of a child process's log, for failure messages.
+func logTail(path string) string {
+	b, _ := os.ReadFile(path)
+	if len(b) > 3000 {
+		b = b[len(b)-3000:]
+	}
+	return string(b)
+}
+
 // crashSpec trains long enough (a few seconds of simulated 1 ms simulator steps) to be
 // killed several times, in short segments so that every kill lands in a different place.
 // With worldModel, the run first collects offline data and pretrains a world model, then
@@ -191,7 +200,7 @@ func testCrashResume(t *testing.T, c crashCase) {
 	// The reference: the same spec, straight through.
 	refDir := filepath.Join(root, "ref")
 	if err := runToEnd(t, refDir, specPath); err != nil {
-		t.Fatalf("reference run: %v (log %s)", err, filepath.Join(refDir, "log.txt"))
+		t.Fatalf("reference run: %v; log:\n%s", err, logTail(filepath.Join(refDir, "log.txt")))
 	}
 	ref := readOutcome(t, filepath.Join(refDir, "out"))
 
@@ -222,7 +231,7 @@ func testCrashResume(t *testing.T, c crashCase) {
 			if hooked && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
 				continue // the checkpoint hook killed it, as planned
 			}
-			t.Fatalf("kill %d: accerl exited by itself (%v) before it could be killed; make the spec longer", i, err)
+			t.Fatalf("kill %d: accerl exited by itself (%v) before it could be killed; log:\n%s", i, err, logTail(filepath.Join(dir, "log.txt")))
 		case <-time.After(wait):
 			if hooked {
 				t.Fatalf("the checkpoint hook did not kill accerl while it saved %s*", c.hooks[i])
@@ -232,7 +241,7 @@ func testCrashResume(t *testing.T, c crashCase) {
 		}
 	}
 	if err := runToEnd(t, dir, specPath); err != nil {
-		t.Fatalf("final run after %d kills: %v (log %s)", kills, err, filepath.Join(dir, "log.txt"))
+		t.Fatalf("final run after %d kills: %v; log:\n%s", kills, err, logTail(filepath.Join(dir, "log.txt")))
 	}
 	got := readOutcome(t, filepath.Join(dir, "out"))
 

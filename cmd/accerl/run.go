@@ -54,7 +54,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 
 	id := workflows.ExperimentID(exp.Name, exp.Hash)
-	we, attached, err := startOrAttach(ctx, c.client, id, workflows.ExperimentInput{Experiment: *exp, OutDir: outDir})
+	var we client.WorkflowRun
+	var attached bool
+	err = retryTransient(ctx, stderr, func() error {
+		var err error
+		we, attached, err = startOrAttach(ctx, c.client, id, workflows.ExperimentInput{Experiment: *exp, OutDir: outDir})
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -85,6 +91,36 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	return nil
+}
+
+// retryTransient runs f until it succeeds, fails with an error that is not transient, or a
+// minute has passed. Right after a crash the restarted embedded server can answer "unavailable"
+// or time out while it reloads its shard; that is no reason to give up on the experiment.
+func retryTransient(ctx context.Context, stderr io.Writer, f func() error) error {
+	deadline := time.Now().Add(time.Minute)
+	wait := 200 * time.Millisecond
+	for {
+		err := f()
+		if err == nil || !isTransient(err) || time.Now().After(deadline) || ctx.Err() != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "Temporal is not ready yet (%v); retrying\n", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
+}
+
+func isTransient(err error) bool {
+	var unavailable *serviceerror.Unavailable
+	var deadline *serviceerror.DeadlineExceeded
+	var exhausted *serviceerror.ResourceExhausted
+	var nsNotFound *serviceerror.NamespaceNotFound
+	return errors.As(err, &unavailable) || errors.As(err, &deadline) || errors.As(err, &exhausted) ||
+		errors.As(err, &nsNotFound) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // startOrAttach starts the experiment workflow, or attaches to the one with the same ID: a
@@ -121,7 +157,16 @@ func startOrAttach(ctx context.Context, c client.Client, id string, in workflows
 func watch(ctx context.Context, c client.Client, we client.WorkflowRun, exp *specs.Experiment, stdout io.Writer) (workflows.ExperimentResult, error) {
 	done := make(chan error, 1)
 	var res workflows.ExperimentResult
-	go func() { done <- we.Get(ctx, &res) }()
+	go func() {
+		for {
+			err := we.Get(ctx, &res)
+			if err == nil || !isTransient(err) || ctx.Err() != nil {
+				done <- err
+				return
+			}
+			time.Sleep(time.Second)
+		}
+	}()
 
 	runs := exp.Runs()
 	view := newProgressView(stdout, runs)
