@@ -107,13 +107,29 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args, turning -h into a clean exit.
+// parseFlags parses args, turning -h into a clean exit. Flags may come before or after the
+// positional arguments (`accerl run spec.hcl -var steps=1000` works); after "--" everything
+// is positional.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitCode(0)
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return exitCode(0)
+			}
+			return exitCode(2)
 		}
-		return exitCode(2)
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			positional = append(positional, rest...)
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
 	}
-	return nil
+	// Leave the positional arguments where fs.Args reads them.
+	return fs.Parse(append([]string{"--"}, positional...))
 }

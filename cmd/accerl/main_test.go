@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -225,5 +226,17 @@ func TestNaNFailsRunAfterBoundedRetries(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "failed") || !strings.Contains(stdout.String(), "update 6") {
 		t.Errorf("status does not show the failure and its reason:\n%s", stdout.String())
+	}
+}
+
+func TestFlagsAfterPositionalArguments(t *testing.T) {
+	fs := newFlagSet("x", "x", io.Discard)
+	v := addVarFlag(fs)
+	out := fs.String("out", "", "")
+	if err := parseFlags(fs, []string{"spec.hcl", "-var", "steps=10", "--out", "o", "--", "-weird"}); err != nil {
+		t.Fatal(err)
+	}
+	if fs.NArg() != 2 || fs.Arg(0) != "spec.hcl" || fs.Arg(1) != "-weird" || v["steps"] != "10" || *out != "o" {
+		t.Errorf("args %v, vars %v, out %q", fs.Args(), v, *out)
 	}
 }
