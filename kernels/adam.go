@@ -81,3 +81,31 @@ func ClipGradNorm(grads []float64, maxNorm float64) (norm float64) {
 	}
 	return norm
 }
+
+// AdamState is Adam's complete state as plain, JSON-serialisable data, for checkpoints.
+type AdamState struct {
+	LR    float64   `json:"lr"`
+	Beta1 float64   `json:"beta1"`
+	Beta2 float64   `json:"beta2"`
+	Eps   float64   `json:"eps"`
+	M     []float64 `json:"m"`
+	V     []float64 `json:"v"`
+	T     int       `json:"t"`
+}
+
+// State returns a copy of the optimizer's state.
+func (a *Adam) State() AdamState {
+	return AdamState{LR: a.LR, Beta1: a.Beta1, Beta2: a.Beta2, Eps: a.Eps,
+		M: append([]float64(nil), a.M...), V: append([]float64(nil), a.V...), T: a.T}
+}
+
+// Restore sets the optimizer to s. The moment vectors must match the optimizer's size.
+func (a *Adam) Restore(s AdamState) error {
+	if len(s.M) != len(a.M) || len(s.V) != len(a.V) {
+		return fmt.Errorf("adam state has %d/%d moments, want %d", len(s.M), len(s.V), len(a.M))
+	}
+	a.LR, a.Beta1, a.Beta2, a.Eps, a.T = s.LR, s.Beta1, s.Beta2, s.Eps, s.T
+	copy(a.M, s.M)
+	copy(a.V, s.V)
+	return nil
+}

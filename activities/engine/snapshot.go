@@ -71,15 +71,7 @@ type Snapshot struct {
 }
 
 // AdamState is the serialisable state of kernels.Adam.
-type AdamState struct {
-	LR    float64   `json:"lr"`
-	Beta1 float64   `json:"beta1"`
-	Beta2 float64   `json:"beta2"`
-	Eps   float64   `json:"eps"`
-	M     []float64 `json:"m"`
-	V     []float64 `json:"v"`
-	T     int       `json:"t"`
-}
+type AdamState = kernels.AdamState
 
 // PublishedParams is one weight version retained by the inference service.
 type PublishedParams struct {
@@ -135,9 +127,8 @@ func (e *Engine) Snapshot() (*Snapshot, error) {
 		Format: snapshotFormat,
 		Env:    e.cfg.Env, Mode: e.cfg.Mode, Head: e.cfg.Policy.Head,
 		ObsDim: e.obsDim, NumActions: e.space.N, ActionDims: e.actionDims(), NumEnvs: len(e.slots),
-		Params: slices.Clone(params),
-		Adam: AdamState{LR: opt.LR, Beta1: opt.Beta1, Beta2: opt.Beta2, Eps: opt.Eps,
-			M: slices.Clone(opt.M), V: slices.Clone(opt.V), T: opt.T},
+		Params:        slices.Clone(params),
+		Adam:          opt.State(),
 		PolicyVersion: tr.version,
 		Updates:       tr.updates,
 		EnvSteps:      e.envSteps.Load(),
@@ -221,10 +212,9 @@ func (e *Engine) restore(snap *Snapshot) error {
 		return fmt.Errorf("restore snapshot: replay holds %d steps, capacity is %d", held, e.replay.capacity)
 	}
 	model.SetParams(snap.Params)
-	opt := tr.learner.Opt
-	opt.LR, opt.Beta1, opt.Beta2, opt.Eps, opt.T = snap.Adam.LR, snap.Adam.Beta1, snap.Adam.Beta2, snap.Adam.Eps, snap.Adam.T
-	copy(opt.M, snap.Adam.M)
-	copy(opt.V, snap.Adam.V)
+	if err := tr.learner.Opt.Restore(snap.Adam); err != nil {
+		return fmt.Errorf("restore snapshot: %w", err)
+	}
 	tr.version, tr.updates = snap.PolicyVersion, snap.Updates
 	tr.learner.Updates = int(snap.Updates)
 	if err := tr.src.UnmarshalBinary(snap.TrainerRNG); err != nil {

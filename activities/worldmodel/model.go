@@ -116,29 +116,7 @@ const (
 )
 
 // AdamState is a kernels.Adam's complete state.
-type AdamState struct {
-	LR    float64   `json:"lr"`
-	Beta1 float64   `json:"beta1"`
-	Beta2 float64   `json:"beta2"`
-	Eps   float64   `json:"eps"`
-	M     []float64 `json:"m"`
-	V     []float64 `json:"v"`
-	T     int       `json:"t"`
-}
-
-func adamState(a *kernels.Adam) AdamState {
-	return AdamState{LR: a.LR, Beta1: a.Beta1, Beta2: a.Beta2, Eps: a.Eps, M: slices.Clone(a.M), V: slices.Clone(a.V), T: a.T}
-}
-
-func (s AdamState) restore(a *kernels.Adam) error {
-	if len(s.M) != len(a.M) || len(s.V) != len(a.V) {
-		return fmt.Errorf("adam state has %d/%d moments, want %d", len(s.M), len(s.V), len(a.M))
-	}
-	a.LR, a.Beta1, a.Beta2, a.Eps, a.T = s.LR, s.Beta1, s.Beta2, s.Eps, s.T
-	copy(a.M, s.M)
-	copy(a.V, s.V)
-	return nil
-}
+type AdamState = kernels.AdamState
 
 // WMStateVersion is the version of the WMState format.
 const WMStateVersion = 1
@@ -182,10 +160,10 @@ func (w *WorldModel) State() *WMState {
 		ObsParams: slices.Clone(w.Obs().Params()),
 		ObsNorm:   on,
 		DeltaNorm: dn,
-		ObsAdam:   adamState(w.ObsLearner.Opt),
+		ObsAdam:   w.ObsLearner.Opt.State(),
 		RewParams: slices.Clone(w.Rew().Params()),
 		RewNorm:   w.Rew().Normalization(),
-		RewAdam:   adamState(w.RewLearner.Opt),
+		RewAdam:   w.RewLearner.Opt.State(),
 	}
 }
 
@@ -209,10 +187,10 @@ func Restore(s *WMState) (*WorldModel, error) {
 	w.Rew().SetParams(s.RewParams)
 	w.Obs().SetNormalization(s.ObsNorm, s.DeltaNorm)
 	w.Rew().SetNormalization(s.RewNorm)
-	if err := s.ObsAdam.restore(w.ObsLearner.Opt); err != nil {
+	if err := w.ObsLearner.Opt.Restore(s.ObsAdam); err != nil {
 		return nil, fmt.Errorf("restore world model: observation model: %w", err)
 	}
-	if err := s.RewAdam.restore(w.RewLearner.Opt); err != nil {
+	if err := w.RewLearner.Opt.Restore(s.RewAdam); err != nil {
 		return nil, fmt.Errorf("restore world model: reward model: %w", err)
 	}
 	return w, nil
