@@ -335,15 +335,12 @@ func ensureRunManifest(in TrainSegmentInput) error {
 // recentReturn is the mean return of the run's last 100 finished episodes, read back from
 // the stored episode rows (so it counts exactly the rows a report will count).
 func recentReturn(runDir string) (float64, error) {
-	_, eps, err := reports.ReadRun(runDir)
+	eps, err := reports.LastEpisodes(runDir, recentEpisodes)
 	if err != nil {
 		return 0, fmt.Errorf("read episodes: %w", err)
 	}
 	if len(eps) == 0 {
 		return 0, nil
-	}
-	if len(eps) > recentEpisodes {
-		eps = eps[len(eps)-recentEpisodes:]
 	}
 	var s float64
 	for _, e := range eps {

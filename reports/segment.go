@@ -170,6 +170,40 @@ func readRun(mem memory.Allocator, runDir string) ([]MetricsRow, []EpisodeRow, e
 	return metrics, episodes, nil
 }
 
+// LastEpisodes returns the run's last n finished episodes (fewer if it has fewer), oldest
+// first, reading committed segments newest first and stopping once it has n. A training
+// segment calls it to report its recent return without re-reading a long run's whole history.
+func LastEpisodes(runDir string, n int) ([]EpisodeRow, error) {
+	mem := memory.DefaultAllocator
+	segs, err := listSegments(filepath.Join(runDir, MetricsDir))
+	if err != nil {
+		return nil, fmt.Errorf("read episodes of %q: %w", runDir, err)
+	}
+	var newest [][]EpisodeRow // per segment, newest segment first
+	total := 0
+	for i := len(segs) - 1; i >= 0 && total < n; i-- {
+		path := filepath.Join(runDir, EpisodesDir, SegmentFile(segs[i]))
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		eps, err := readTable(mem, path, episodesTable, nil)
+		if err != nil {
+			return nil, fmt.Errorf("read episodes of %q: %w", runDir, err)
+		}
+		slices.SortStableFunc(eps, func(a, b EpisodeRow) int { return cmp.Compare(a.EnvSteps, b.EnvSteps) })
+		newest = append(newest, eps)
+		total += len(eps)
+	}
+	var out []EpisodeRow
+	for i := len(newest) - 1; i >= 0; i-- {
+		out = append(out, newest[i]...)
+	}
+	if len(out) > n {
+		out = out[len(out)-n:]
+	}
+	return out, nil
+}
+
 // listSegments returns the sorted segment numbers of the files in dir; a
 // missing directory has none.
 func listSegments(dir string) ([]int32, error) {

@@ -298,3 +298,37 @@ func TestReadForeignSchema(t *testing.T) {
 		t.Errorf("missing key: err = %v", err)
 	}
 }
+
+func TestLastEpisodesReadsNewestSegmentsOnly(t *testing.T) {
+	dir := t.TempDir()
+	// Segments 1-3 with 3 episodes each; returns are 10*segment + index.
+	for s := int32(1); s <= 3; s++ {
+		var eps []EpisodeRow
+		for i := 0; i < 3; i++ {
+			eps = append(eps, EpisodeRow{EnvSteps: int64(100*s) + int64(i), Return: float64(10*s) + float64(i)})
+		}
+		if err := WriteSegment(dir, s, []MetricsRow{{Step: int64(s)}}, eps); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Segment 1's episodes file is unreadable: the last 4 episodes must not need it.
+	if err := os.WriteFile(filepath.Join(dir, EpisodesDir, SegmentFile(1)), []byte("garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LastEpisodes(dir, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{22, 30, 31, 32}
+	if len(got) != len(want) {
+		t.Fatalf("got %d episodes, want %d", len(got), len(want))
+	}
+	for i, e := range got {
+		if e.Return != want[i] {
+			t.Errorf("episode %d return %v, want %v", i, e.Return, want[i])
+		}
+	}
+	if _, err := LastEpisodes(dir, 10); err == nil {
+		t.Error("asking for more than segments 2-3 hold reads segment 1, which is corrupt: want an error")
+	}
+}
