@@ -36,7 +36,6 @@ type RunState struct {
 	Episodes     int64   `json:"episodes"`
 	RecentReturn float64 `json:"recent_return"`
 	BestReturn   float64 `json:"best_return"`
-	StepsPerS    float64 `json:"steps_per_s"`
 	WallS        float64 `json:"wall_s"`
 	Checkpoint   string  `json:"checkpoint"`
 	ParamsSHA256 string  `json:"params_sha256"`
@@ -210,7 +209,6 @@ func Run(ctx workflow.Context, in RunInput) (RunResult, error) {
 		if res.RecentReturn > st.BestReturn || st.Segment == 1 {
 			st.BestReturn = res.RecentReturn
 		}
-		st.StepsPerS = res.StepsPerS
 		st.WallS = res.WallS
 		st.Checkpoint = res.Checkpoint
 		st.ParamsSHA256 = res.ParamsSHA256

@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/accerl/accerl/specs"
 	"github.com/accerl/accerl/workflows"
 )
 
@@ -22,7 +21,7 @@ type progressView struct {
 	lastText string
 }
 
-func newProgressView(w io.Writer, runs []specs.Run) *progressView {
+func newProgressView(w io.Writer) *progressView {
 	return &progressView{w: w, tty: isTerminal(w)}
 }
 

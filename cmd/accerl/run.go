@@ -169,7 +169,7 @@ func watch(ctx context.Context, c client.Client, we client.WorkflowRun, exp *spe
 	}()
 
 	runs := exp.Runs()
-	view := newProgressView(stdout, runs)
+	view := newProgressView(stdout)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
