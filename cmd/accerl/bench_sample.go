@@ -19,19 +19,38 @@ import (
 
 // sampleArm is one arm's outcome on one seed of the sample-efficiency benchmark.
 type sampleArm struct {
-	// StepsToTarget is the online (real) env step at which the mean return of the last Window
-	// episodes first reached the target; 0 with Reached false when it never did within Budget.
+	// StepsToTarget is the online (real, training) env step at which the arm first counted as
+	// solved: by evaluation (the mean return of EvalEpisodes separate evaluation episodes
+	// reached the target) unless evaluation is off, else by training episodes (the mean return
+	// of the last Window training episodes reached it). 0 with Reached false when it never did
+	// within Budget.
 	StepsToTarget int64 `json:"steps_to_target"`
 	Reached       bool  `json:"reached"`
+	// TrainStepsToTarget is the training-episode criterion's step whatever the protocol
+	// (0 with TrainReached false when the window never reached the target).
+	TrainStepsToTarget int64 `json:"train_window_steps_to_target"`
+	TrainReached       bool  `json:"train_window_reached"`
 	// EnvSteps is the online steps taken; OfflineSteps the transitions of the offline dataset
-	// the world model was pretrained on (0 for the arm without one).
+	// the world model was pretrained on (0 for the arm without one); EvalSteps the env steps
+	// of all evaluation episodes, which trained nothing.
 	EnvSteps      int64   `json:"env_steps"`
 	OfflineSteps  int64   `json:"offline_steps"`
+	EvalSteps     int64   `json:"eval_steps"`
+	Evaluations   int     `json:"evaluations"`
 	ImaginedSteps int64   `json:"imagined_steps"`
 	Updates       int64   `json:"updates"`
 	FinalHorizon  int     `json:"final_horizon,omitempty"`
-	FinalReturn   float64 `json:"final_mean_return"` // mean of the last Window episodes at the end
+	FinalReturn   float64 `json:"final_mean_return"` // mean of the last Window training episodes at the end
+	BestEval      float64 `json:"best_eval_return,omitempty"`
 	WallS         float64 `json:"wall_s"`
+	// Curve is the evaluation mean return against online steps, one point per evaluation.
+	Curve []evalPoint `json:"eval_curve,omitempty"`
+}
+
+// evalPoint is one evaluation of a sample-efficiency arm.
+type evalPoint struct {
+	EnvSteps int64   `json:"env_steps"`
+	Return   float64 `json:"mean_return"`
 }
 
 // sampleSeed is one seed of the benchmark: both arms and the ratio of their online steps.
@@ -56,6 +75,22 @@ type sampleResult struct {
 	Seeds        []sampleSeed `json:"seeds"`
 	MedianRatio  float64      `json:"median_ratio"`
 	SegmentEvery int          `json:"horizon_every_updates"`
+	// EvalEpisodes, EvalEvery and Greedy describe the evaluation protocol (EvalEpisodes 0:
+	// solved by the training-episode window instead).
+	EvalEpisodes int   `json:"eval_episodes"`
+	EvalEvery    int64 `json:"eval_every_env_steps"`
+	Hold         int   `json:"eval_hold"`
+	Greedy       bool  `json:"eval_greedy"`
+}
+
+// sampleEval is the evaluation protocol of one benchmark.
+type sampleEval struct {
+	episodes int
+	every    int64 // online steps between evaluations
+	hold     int   // consecutive evaluations at the target that count as solved
+	greedy   bool
+	window   int
+	target   float64
 }
 
 func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -66,11 +101,18 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	window := fs.Int("window", 20, "episodes in the running mean compared with --target (a full window is required)")
 	budget := fs.Int64("steps", 300_000, "online env-step budget of each arm; an arm that has not reached the target by then is reported as not reached")
 	offline := fs.Int("offline", 1000, "offline random-policy trajectories the world model is pretrained on (reported beside the online steps)")
-	ratio := fs.Float64("imagination-ratio", 0.9, "share of every batch that is imagined in the world-model arm; a higher share takes fewer real steps per update")
+	ratio := fs.Float64("imagination-ratio", 0.99, "share of every batch that is imagined in the world-model arm; a higher share takes fewer real steps per update")
 	every := fs.Int("segment", 10, "updates between horizon-schedule steps (the Run workflow's segments)")
+	evalEps := fs.Int("eval-episodes", 10, "evaluation episodes per evaluation; an arm is solved when their mean return reaches --target (0: judge by the last --window training episodes instead)")
+	evalEvery := fs.Int64("eval-every", 256, "online env steps between evaluations (an evaluation runs after the first update that crosses each multiple)")
+	hold := fs.Int("hold", 1, "consecutive evaluations that must all reach --target; the arm's steps are those of the first of them")
+	greedy := fs.Bool("greedy", false, "evaluate the policy's most likely action instead of sampling it as in training")
 	jsonOut := fs.String("json", "", "also write the results to this JSON file")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *evalEps < 0 || *evalEvery < 1 || *hold < 1 {
+		return fmt.Errorf("--eval-episodes must not be negative, --eval-every and --hold must be positive; got %d, %d and %d", *evalEps, *evalEvery, *hold)
 	}
 	seeds, err := parseSeeds(*seedList)
 	if err != nil {
@@ -79,9 +121,22 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *window < 1 || *every < 1 || *budget < 1 {
 		return fmt.Errorf("--window, --segment and --steps must be positive")
 	}
-	res := sampleResult{Env: *envKind, Target: *target, Window: *window, Budget: *budget, OfflineTraj: *offline, SegmentEvery: *every}
-	fmt.Fprintf(stdout, "%s: online env steps until the mean of the last %d episodes reaches %g; budget %d steps per arm; world model pretrained on %d random episodes, imagination ratio %g\n",
-		*envKind, *window, *target, *budget, *offline, *ratio)
+	res := sampleResult{Env: *envKind, Target: *target, Window: *window, Budget: *budget, OfflineTraj: *offline, SegmentEvery: *every,
+		EvalEpisodes: *evalEps, EvalEvery: *evalEvery, Hold: *hold, Greedy: *greedy}
+	ev := sampleEval{episodes: *evalEps, every: *evalEvery, hold: *hold, greedy: *greedy, window: *window, target: *target}
+	criterion := fmt.Sprintf("the mean of the last %d training episodes", *window)
+	if *evalEps > 0 {
+		mode := "sampled"
+		if *greedy {
+			mode = "greedy"
+		}
+		criterion = fmt.Sprintf("the mean of %d evaluation episodes (%s actions, every %d online steps; not counted as online steps)", *evalEps, mode, *evalEvery)
+		if *hold > 1 {
+			criterion += fmt.Sprintf(", at %d evaluations in a row,", *hold)
+		}
+	}
+	fmt.Fprintf(stdout, "%s: online env steps until %s reaches %g; budget %d steps per arm; world model pretrained on %d random episodes, imagination ratio %g\n",
+		*envKind, criterion, *target, *budget, *offline, *ratio)
 	var ratios []float64
 	for _, seed := range seeds {
 		base := cleanRLConfig(*envKind, specs.AlgorithmPPO, *budget)
@@ -94,11 +149,11 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		wmCfg := sampleWMConfig(base, *offline, *ratio)
 		s := sampleSeed{Seed: seed}
-		if s.WorldModel, err = runSampleArm(ctx, wmCfg, seed, *target, *window, *every); err != nil {
+		if s.WorldModel, err = runSampleArm(ctx, wmCfg, seed, ev, *every); err != nil {
 			return fmt.Errorf("seed %d, world-model arm: %w", seed, err)
 		}
 		fmt.Fprintf(stdout, "  seed %d world model:    %s\n", seed, describeArm(s.WorldModel))
-		if s.Baseline, err = runSampleArm(ctx, base, seed, *target, *window, *every); err != nil {
+		if s.Baseline, err = runSampleArm(ctx, base, seed, ev, *every); err != nil {
 			return fmt.Errorf("seed %d, baseline arm: %w", seed, err)
 		}
 		fmt.Fprintf(stdout, "  seed %d no world model: %s\n", seed, describeArm(s.Baseline))
@@ -153,8 +208,9 @@ func sampleWMConfig(base specs.Config, offline int, ratio float64) specs.Config 
 // runSampleArm trains one arm straight on the engine (like bench learn). With the world model
 // on it first collects and pretrains in-process (worldmodel.CollectOffline + Pretrain, in a
 // temporary directory), then moves the horizon with the Run workflow's schedule every `every`
-// updates. It stops at the target or the budget.
-func runSampleArm(ctx context.Context, cfg specs.Config, seed uint64, target float64, window, every int) (sampleArm, error) {
+// updates. It evaluates whenever the online steps cross a multiple of ev.every, and stops at
+// the target or the budget.
+func runSampleArm(ctx context.Context, cfg specs.Config, seed uint64, ev sampleEval, every int) (sampleArm, error) {
 	start := time.Now()
 	var arm sampleArm
 	total := int(ceilDiv64(cfg.Budget.EnvSteps, workflows.StepsPerUpdate(cfg)))
@@ -191,27 +247,61 @@ func runSampleArm(ctx context.Context, cfg specs.Config, seed uint64, target flo
 		}
 		hs = sched.Next(hs, stats.Final.ValObsLoss)
 	}
+	// The evaluation episodes start from the same states at every evaluation of both arms
+	// (common random numbers), on a stream no training draw uses.
+	evalSeed := seed ^ 0x5eed_e7a1
 	var returns []float64
 	var st engine.SegmentStats
+	var valSum float64
+	valN, inSegment := 0, 0
+	nextEval := ev.every
 	for !st.BudgetReached && !arm.Reached {
-		if wm.Enabled {
+		if wm.Enabled && inSegment == 0 {
 			if err := eng.SetHorizon(hs.H); err != nil {
 				return arm, err
 			}
 		}
-		st, err = eng.Run(ctx, every, func(u engine.UpdateReport) {
+		st, err = eng.Run(ctx, 1, func(u engine.UpdateReport) {
 			for _, e := range u.Episodes {
 				returns = append(returns, e.Return)
-				if !arm.Reached && len(returns) >= window && mean(returns[len(returns)-window:]) >= target {
-					arm.Reached, arm.StepsToTarget = true, e.EnvSteps
+				if !arm.TrainReached && len(returns) >= ev.window && mean(returns[len(returns)-ev.window:]) >= ev.target {
+					arm.TrainReached, arm.TrainStepsToTarget = true, e.EnvSteps
 				}
 			}
 		})
 		if err != nil {
 			return arm, err
 		}
-		if wm.Enabled && st.WMValUpdates > 0 {
-			hs = sched.Next(hs, st.WMValLoss)
+		if st.WMValUpdates > 0 {
+			valSum += st.WMValLoss * float64(st.WMValUpdates)
+			valN += st.WMValUpdates
+		}
+		if inSegment++; inSegment == every {
+			if wm.Enabled && valN > 0 {
+				hs = sched.Next(hs, valSum/float64(valN))
+			}
+			inSegment, valSum, valN = 0, 0, 0
+		}
+		if ev.episodes == 0 {
+			arm.Reached, arm.StepsToTarget = arm.TrainReached, arm.TrainStepsToTarget
+			continue
+		}
+		if st.EnvSteps >= nextEval || st.BudgetReached {
+			for nextEval <= st.EnvSteps {
+				nextEval += ev.every
+			}
+			r, err := eng.Evaluate(ev.episodes, evalSeed, ev.greedy)
+			if err != nil {
+				return arm, err
+			}
+			m := r.Mean()
+			arm.EvalSteps += r.Steps
+			arm.Evaluations++
+			if arm.Evaluations == 1 || m > arm.BestEval {
+				arm.BestEval = m
+			}
+			arm.Curve = append(arm.Curve, evalPoint{EnvSteps: st.EnvSteps, Return: m})
+			arm.StepsToTarget, arm.Reached = solvedAt(arm.Curve, ev.target, ev.hold)
 		}
 	}
 	arm.EnvSteps, arm.Updates, arm.ImaginedSteps = st.EnvSteps, st.Updates, st.ImaginedSteps
@@ -219,14 +309,33 @@ func runSampleArm(ctx context.Context, cfg specs.Config, seed uint64, target flo
 		arm.FinalHorizon = hs.H
 	}
 	if n := len(returns); n > 0 {
-		arm.FinalReturn = mean(returns[max(0, n-window):])
+		arm.FinalReturn = mean(returns[max(0, n-ev.window):])
 	}
 	arm.WallS = time.Since(start).Seconds()
 	return arm, nil
 }
 
+// solvedAt returns the online steps of the first evaluation that begins hold consecutive
+// evaluations of curve at or above target, and whether there is one.
+func solvedAt(curve []evalPoint, target float64, hold int) (int64, bool) {
+	run := 0
+	for i, p := range curve {
+		if p.Return < target {
+			run = 0
+			continue
+		}
+		if run++; run >= hold {
+			return curve[i-hold+1].EnvSteps, true
+		}
+	}
+	return 0, false
+}
+
 func describeArm(a sampleArm) string {
 	s := fmt.Sprintf("%s online steps, %d updates, final mean return %.1f, %.0fs", stepsWord(a), a.Updates, a.FinalReturn, a.WallS)
+	if a.Evaluations > 0 {
+		s += fmt.Sprintf(", %d evaluations (%d eval steps, best %.1f)", a.Evaluations, a.EvalSteps, a.BestEval)
+	}
 	if a.OfflineSteps > 0 || a.ImaginedSteps > 0 {
 		s += fmt.Sprintf(", %d offline steps, %d imagined steps, final horizon %d", a.OfflineSteps, a.ImaginedSteps, a.FinalHorizon)
 	}

@@ -1,0 +1,88 @@
+package engine
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/accerl/accerl/kernels"
+	"github.com/accerl/accerl/testenv"
+)
+
+// streamEval is the PCG stream (under the evaluation seed) of evaluation
+// episodes' initial states and sampled actions; no training stream uses it.
+const streamEval = 5
+
+// EvalResult is the outcome of Evaluate: the return and length of each
+// evaluation episode, in order.
+type EvalResult struct {
+	Returns []float64
+	Lengths []int
+	// Steps is the environment steps the evaluation took (the sum of
+	// Lengths). They are not training interactions: they change nothing
+	// the engine holds and do not count toward EnvSteps or the budget.
+	Steps int64
+}
+
+// Mean returns the mean evaluation return (0 for no episodes).
+func (r EvalResult) Mean() float64 {
+	if len(r.Returns) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, v := range r.Returns {
+		s += v
+	}
+	return s / float64(len(r.Returns))
+}
+
+// Evaluate plays episodes complete episodes of a fresh environment with a
+// copy of the current policy, one at a time, and returns their returns.
+// With greedy the policy takes its most likely action (kernels.Policy.Greedy);
+// otherwise it samples, as it does in training. Initial states and samples
+// come from seed on their own stream, so two calls with the same seed and
+// parameters return the same episodes, and evaluating changes nothing the
+// engine holds: not its RNGs, buffers, counters or environments.
+//
+// This is the usual protocol of sample-efficiency studies: a policy is
+// judged on separate evaluation episodes, and only training interactions
+// count as online steps. Call it between Run calls, never during one.
+func (e *Engine) Evaluate(episodes int, seed uint64, greedy bool) (EvalResult, error) {
+	var res EvalResult
+	if episodes < 1 {
+		return res, fmt.Errorf("evaluate: episodes must be at least 1, got %d", episodes)
+	}
+	env, err := testenv.Make(e.cfg.Env, testenv.Options{MaxEpisodeSteps: e.cfg.MaxEpisodeSteps})
+	if err != nil {
+		return res, fmt.Errorf("evaluate: %w", err)
+	}
+	p := e.tr.model().Clone()
+	rng := rand.New(rand.NewPCG(seed, streamEval))
+	sh := e.shape
+	a := kernels.Actions{Tokens: make([]int, sh.Tokens), Continuous: make([]float64, sh.Reals)}
+	logp, val := make([]float64, sh.LogProbs), make([]float64, 1)
+	act := make([]float64, sh.Env)
+	for range episodes {
+		obs := env.Reset(rng)
+		ret, n := 0.0, 0
+		for {
+			if greedy {
+				p.Greedy(obs, 1, a)
+			} else {
+				p.ActActions(obs, 1, rng, a, logp, val)
+			}
+			p.EnvActions(a, 1, act)
+			var r float64
+			var term, trunc bool
+			obs, r, term, trunc = env.Step(act)
+			ret += r
+			n++
+			if term || trunc {
+				break
+			}
+		}
+		res.Returns = append(res.Returns, ret)
+		res.Lengths = append(res.Lengths, n)
+		res.Steps += int64(n)
+	}
+	return res, nil
+}
