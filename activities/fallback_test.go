@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"go.temporal.io/sdk/testsuite"
-
 	"github.com/accerl/accerl/reports"
 	"github.com/accerl/accerl/specs"
 )
@@ -46,35 +44,16 @@ func TestDiscardSegmentsRemovesRolledBackRows(t *testing.T) {
 // segment 3's checkpoint, then runs segment 4: it must resume from segment 2's checkpoint
 // with a warning, redo segment 3's updates, and leave exactly one metrics row per update.
 func TestCorruptCheckpointFallsBack(t *testing.T) {
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestActivityEnvironment()
-	env.RegisterActivity(&Trainer{})
+	runner := newSegmentRunner(t)
 	runDir := t.TempDir()
-
-	c := specs.DefaultConfig()
-	c.Env.Kind, c.Env.MaxEpisodeSteps = specs.EnvCartPole, 500
-	c.Budget.EnvSteps = 4096
-	c.Pipeline.Mode = specs.ModeSync
-	c.Pipeline.Workers, c.Pipeline.EnvsPerWorker = 2, 2
-	c.Pipeline.ChunkSteps, c.Pipeline.ReplayCapacity = 32, 512
-	c.Algorithm.BatchSteps, c.Algorithm.Epochs, c.Algorithm.Minibatches = 128, 1, 2
-	c.Policy.Hidden = []int{8}
+	c := tinyCartPole(specs.ModeSync, 4096)
 	c.Checkpoint.Keep = 3
-
 	segment := func(seg int32) TrainSegmentResult {
 		t.Helper()
-		v, err := env.ExecuteActivity((&Trainer{}).TrainSegment, TrainSegmentInput{
+		return runner.run(TrainSegmentInput{
 			RunDir: runDir, Experiment: "e", Arm: "base", Seed: 1, SpecHash: "h", Config: c,
 			Segment: seg, Updates: 2, TotalUpdates: 32,
 		})
-		if err != nil {
-			t.Fatalf("segment %d: %v", seg, err)
-		}
-		var res TrainSegmentResult
-		if err := v.Get(&res); err != nil {
-			t.Fatal(err)
-		}
-		return res
 	}
 	for seg := int32(1); seg <= 3; seg++ {
 		segment(seg)

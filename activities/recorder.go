@@ -76,5 +76,16 @@ func (r *recorder) add(u engine.UpdateReport) {
 		LagClipFrac:    u.Stats.Lag.ClipFrac,
 		LagLowWeight:   u.Stats.Lag.LowWeightFrac,
 		LagESS:         u.Stats.Lag.ESS,
+		EvalReturn:     math.NaN(), // set on the segment's last row by addEval
 	})
+}
+
+// addEval records the evaluation played after the segment's last update on
+// that update's row. A segment that ran no update has no row to carry it.
+func (r *recorder) addEval(ev engine.EvalResult) {
+	if len(r.metrics) == 0 || len(ev.Returns) == 0 {
+		return
+	}
+	last := &r.metrics[len(r.metrics)-1]
+	last.EvalReturn, last.EvalEpisodes = ev.Mean(), int64(len(ev.Returns))
 }

@@ -64,19 +64,28 @@ func encodeReplay(chunks []*engine.Chunk, version int64) ([]byte, error) {
 		appendFloats(b.Field(12), c.NextObs)
 		appendFloats(b.Field(13), c.TerminalObs)
 	}
-	rec := b.NewRecordBatch()
-	defer rec.Release()
-	var buf bytes.Buffer
-	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(replaySchema), ipc.WithAllocator(mem))
+	data, err := writeIPC(b, mem)
 	if err != nil {
 		return nil, fmt.Errorf("encode replay: %w", err)
 	}
+	return data, nil
+}
+
+// writeIPC finishes b's record batch and returns it as an Arrow IPC file.
+func writeIPC(b *array.RecordBuilder, mem memory.Allocator) ([]byte, error) {
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	var buf bytes.Buffer
+	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(rec.Schema()), ipc.WithAllocator(mem))
+	if err != nil {
+		return nil, err
+	}
 	if err := w.Write(rec); err != nil {
 		_ = w.Close()
-		return nil, fmt.Errorf("encode replay: %w", err)
+		return nil, err
 	}
 	if err := w.Close(); err != nil {
-		return nil, fmt.Errorf("encode replay: %w", err)
+		return nil, err
 	}
 	return buf.Bytes(), nil
 }
@@ -194,23 +203,36 @@ func intsAt(a arrow.Array, row int) []int {
 }
 
 // snapshotFiles lays an engine snapshot out as checkpoint files: the replay buffer as Arrow
-// IPC (replay.arrow) and everything else as JSON (engine.json).
+// IPC (replay.arrow), with a world model its B_real and B_img too (b_real.arrow,
+// b_img.arrow), and everything else as JSON (engine.json).
 func snapshotFiles(snap *engine.Snapshot) (map[string][]byte, error) {
 	replay, err := encodeReplay(snap.Replay, snap.PolicyVersion)
 	if err != nil {
 		return nil, err
 	}
+	files := map[string][]byte{replayFile: replay}
 	rest := *snap
 	rest.Replay = nil
-	state, err := json.Marshal(&rest)
-	if err != nil {
+	if wm := snap.WorldModel; wm != nil {
+		if files[realFile], err = encodeReal(wm); err != nil {
+			return nil, err
+		}
+		if files[imaginedFile], err = encodeReplay(wm.Img, snap.PolicyVersion); err != nil {
+			return nil, fmt.Errorf("B_img: %w", err)
+		}
+		w := *wm
+		w.RealHist, w.RealAct, w.RealNext, w.RealLabel, w.RealTerm, w.Img = nil, nil, nil, nil, nil, nil
+		rest.WorldModel = &w
+	}
+	if files[engineStateFile], err = json.Marshal(&rest); err != nil {
 		return nil, fmt.Errorf("encode engine state: %w", err)
 	}
-	return map[string][]byte{engineStateFile: state, replayFile: replay}, nil
+	return files, nil
 }
 
 // LoadSnapshot rebuilds an engine snapshot from a checkpoint's verified files (see
-// checkpoint.Load): engine.json plus the replay buffer in replay.arrow.
+// checkpoint.Load): engine.json plus the Arrow files snapshotFiles writes. A checkpoint
+// written before a buffer moved to Arrow has it in engine.json instead, and loads as well.
 func LoadSnapshot(files map[string][]byte) (*engine.Snapshot, error) {
 	var snap engine.Snapshot
 	if err := json.Unmarshal(files[engineStateFile], &snap); err != nil {
@@ -222,6 +244,20 @@ func LoadSnapshot(files map[string][]byte) (*engine.Snapshot, error) {
 			return nil, err
 		}
 		snap.Replay = chunks
+	}
+	if wm := snap.WorldModel; wm != nil {
+		if data, ok := files[realFile]; ok {
+			if err := decodeReal(data, wm); err != nil {
+				return nil, err
+			}
+		}
+		if data, ok := files[imaginedFile]; ok {
+			chunks, err := decodeReplay(data)
+			if err != nil {
+				return nil, fmt.Errorf("B_img: %w", err)
+			}
+			wm.Img = chunks
+		}
 	}
 	return &snap, nil
 }

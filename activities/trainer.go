@@ -172,6 +172,15 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 	if ctx.Err() != nil {
 		return res, ctx.Err()
 	}
+	if ev := in.Config.Evaluation; ev.Episodes > 0 {
+		// Every segment evaluates from the same start states (common random numbers across
+		// segments and arms), and a retried segment replays the same evaluation.
+		r, err := eng.Evaluate(ev.Episodes, engine.EvalSeed(in.Seed), ev.Greedy)
+		if err != nil {
+			return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("train segment %d: %v", in.Segment, err), ErrTypeBadInput, err)
+		}
+		rec.addEval(r)
+	}
 	snap, err = eng.Snapshot()
 	if err != nil {
 		return res, fmt.Errorf("snapshot engine: %w", err)

@@ -12,8 +12,8 @@
 # Run workflow keeps that schedule, so it survives crashes.
 #
 # The ablation switches the world model off: the same PPO on real data only.
-# Compare the return curves against env_steps in the report: only real
-# (simulator) steps count toward the budget. The offline steps are extra and
+# Compare the evaluation curves against env_steps in the report: only real
+# (simulator) training steps count toward the budget. The offline steps are extra and
 # shown in each run's result (offline_steps); `accerl bench
 # sample-efficiency` measures the steps-to-target ratio directly.
 #
@@ -64,6 +64,13 @@ experiment "world-model" {
     every = 50   # updates per segment: a checkpoint and a horizon step
   }
 
+  # 10 evaluation episodes with the current policy at the end of every
+  # segment, apart from training (not counted as env steps): the report's
+  # evaluation curve and steps-to-target by evaluation come from them.
+  evaluation {
+    episodes = 10
+  }
+
   world_model {
     enabled              = true
     offline_trajectories = 200        # random episodes for pretraining (the paper uses 1,000)
@@ -91,6 +98,11 @@ experiment "world-model" {
   ablation "no_world_model" {
     world_model {
       enabled = false
+    }
+    # 512 real steps per update here: a segment (and an evaluation) every
+    # 2 updates evaluates every 1,024 real steps (the base arm: every 400).
+    checkpoint {
+      every = 2
     }
   }
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 )
 
@@ -48,15 +49,16 @@ func armRng(opts Options, arm string, stream uint64) *rand.Rand {
 }
 
 // computeResults derives results.json from the collected experiment, and
-// the per-arm steps-to-target detail (nil entries for arms without a
-// return curve, all nil without a target) that the figure draws.
+// the per-arm steps-to-target detail by training episodes (nil entries for
+// arms without a return curve, all nil without a target) that the figure
+// draws.
 func computeResults(e *experimentData, opts Options) (Results, []*armTarget) {
 	res := Results{
 		Experiment: e.Name, SpecHash: e.SpecHash, Baseline: e.Baseline, Partial: e.Partial(),
 		PartialReasons: e.Reasons, FinalEpisodes: FinalEpisodes, Target: e.Target,
-		Bootstrap: BootstrapCfg{Reps: opts.BootstrapReps, Seed: opts.Seed, Level: 0.95},
+		Bootstrap:  BootstrapCfg{Reps: opts.BootstrapReps, Seed: opts.Seed, Level: 0.95},
+		Evaluation: evaluationOf(e),
 	}
-	runTargets := map[*runData]runTarget{}
 	for _, r := range e.Runs {
 		rr := RunResult{
 			Experiment: e.Name, Arm: r.Arm, Seed: r.Seed, Status: r.Status,
@@ -67,23 +69,15 @@ func computeResults(e *experimentData, opts Options) (Results, []*armTarget) {
 		if r.Manifest != nil {
 			rr.Manifest = manifestLink(r.Arm, r.Seed)
 		}
-		if e.Target != nil {
-			if t, ok := targetOfRun(r, opts.SmoothWindow, e.Target.Return); ok {
-				runTargets[r] = t
-				rr.StepsToTarget = &RunTarget{Reached: t.Reached, Steps: JSONFloat(t.Steps), Budget: t.Budget}
-			}
-		}
 		res.Runs = append(res.Runs, rr)
 	}
 
 	nan := JSONFloat(math.NaN())
-	targets := make([]*armTarget, len(e.Arms))
 	finals := make([][]float64, len(e.Arms)) // finite final returns per arm
 	sps := make([][]float64, len(e.Arms))    // finite steps/s per arm
 	for i, arm := range e.Arms {
 		runs := e.runsOf(arm)
 		var ret, speed, wall, steps []float64
-		var tr []runTarget
 		a := ArmResult{Arm: arm, Runs: len(runs), IQM: nan, IQMLow: nan, IQMHigh: nan,
 			StepsPerSLow: nan, StepsPerSHigh: nan, Speedup: nan, SpeedupLow: nan, SpeedupHigh: nan,
 			ProbImprovement: nan, ProbImprovementLow: nan, ProbImprovementHigh: nan,
@@ -91,9 +85,6 @@ func computeResults(e *experimentData, opts Options) (Results, []*armTarget) {
 		for _, r := range runs {
 			if r.Status == StatusCompleted {
 				a.Completed++
-			}
-			if t, ok := runTargets[r]; ok {
-				tr = append(tr, t)
 			}
 			if !r.hasData() {
 				continue
@@ -116,21 +107,26 @@ func computeResults(e *experimentData, opts Options) (Results, []*armTarget) {
 			iv := meanInterval(sps[i], opts.BootstrapReps, armRng(opts, arm, streamThroughput))
 			a.StepsPerSLow, a.StepsPerSHigh = JSONFloat(iv.Low), JSONFloat(iv.High)
 		}
-		if len(tr) > 0 {
-			at := aggregateTarget(tr, opts.BootstrapReps, armRng(opts, arm, streamThreshold))
-			targets[i] = &at
-			a.StepsToTarget = &ArmTarget{Seeds: len(tr), Reached: at.Reached, Median: JSONFloat(at.Median.Point),
-				Low: JSONFloat(at.Median.Low), High: JSONFloat(at.Median.High), LowerBound: JSONFloat(at.Bound), Ratio: nan}
-		}
 		res.Arms = append(res.Arms, a)
 	}
 
-	base := -1
-	for i, arm := range e.Arms {
-		if arm == e.Baseline {
-			base = i
+	targets := make([]*armTarget, len(e.Arms))
+	if e.Target != nil {
+		byTraining := measureTargets(e, opts, trainingMeasure(opts.SmoothWindow))
+		targets = byTraining.Details
+		byEval := targetResults{Runs: make([]*RunTarget, len(e.Runs)), Arms: make([]*ArmTarget, len(e.Arms))}
+		if res.Evaluation != nil {
+			byEval = measureTargets(e, opts, evalMeasure)
+		}
+		for i := range res.Runs {
+			res.Runs[i].StepsToTarget, res.Runs[i].StepsToTargetEval = byTraining.Runs[i], byEval.Runs[i]
+		}
+		for i := range res.Arms {
+			res.Arms[i].StepsToTarget, res.Arms[i].StepsToTargetEval = byTraining.Arms[i], byEval.Arms[i]
 		}
 	}
+
+	base := slices.Index(e.Arms, e.Baseline)
 	if base < 0 {
 		return res, targets
 	}
@@ -149,10 +145,6 @@ func computeResults(e *experimentData, opts Options) (Results, []*armTarget) {
 				iv := improvementInterval(oneTask(finals[i]), oneTask(finals[base]), opts.BootstrapReps, armRng(opts, arm, streamImprovement))
 				a.ProbImprovement, a.ProbImprovementLow, a.ProbImprovementHigh = JSONFloat(iv.Point), JSONFloat(iv.Low), JSONFloat(iv.High)
 			}
-		}
-		if a.StepsToTarget != nil {
-			v, rel := targetRatio(targets[i], targets[base])
-			a.StepsToTarget.Ratio, a.StepsToTarget.RatioBound = JSONFloat(v), rel
 		}
 	}
 	return res, targets

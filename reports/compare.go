@@ -11,11 +11,12 @@ import (
 // interval depends only on Options.Seed and its arm, never on which other
 // statistics were computed before it.
 const (
-	streamThroughput  = bootstrapStream + 1
-	streamSpeedup     = bootstrapStream + 2
-	streamImprovement = bootstrapStream + 3
-	streamGap         = bootstrapStream + 4
-	streamThreshold   = bootstrapStream + 5
+	streamThroughput    = bootstrapStream + 1
+	streamSpeedup       = bootstrapStream + 2
+	streamImprovement   = bootstrapStream + 3
+	streamGap           = bootstrapStream + 4
+	streamThreshold     = bootstrapStream + 5
+	streamEvalThreshold = bootstrapStream + 6
 )
 
 // ProbabilityOfImprovement returns P(X > Y), the probability that a run of

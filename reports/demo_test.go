@@ -25,8 +25,9 @@ type demoArm struct {
 // writeDemo writes a realistic-looking experiment under out/demo: three
 // arms with different throughput and learning speed, three seeds each,
 // noisy sigmoid learning curves, seeds of unequal length, one seed that
-// never reaches the target, one run still going, and every pipeline,
-// utilisation and world-model column filled where it applies. It returns
+// never reaches the target, one run still going, every pipeline,
+// utilisation and world-model column filled where it applies, and ten
+// evaluation episodes after every segment. It returns
 // the experiment directory. The golden-image test draws its figures, so a
 // change here needs `go test ./reports -run Golden -regen`.
 func writeDemo(t *testing.T, out string) string {
@@ -67,12 +68,24 @@ func writeDemoRun(t *testing.T, dir string, a demoArm, ai int, seed uint64) {
 		mid += 300e3
 	}
 	speed := a.stepsPerS * (1 + 0.05*rng.NormFloat64())
+	// Evaluations draw from their own stream, so that the training data,
+	// and with it the golden images of the other figures, do not depend on
+	// them.
+	evalRng := rand.New(rand.NewPCG(seed, 100+uint64(ai)))
 	var steps, episodes int64
 	var eps []EpisodeRow
 	var rows []MetricsRow
 	seg, segEnd := int32(1), int64(100e3)
 	step := int64(0)
 	flush := func() {
+		if n := len(rows); n > 0 {
+			// Ten evaluation episodes with the current policy after the
+			// segment: without exploration noise they score a little
+			// higher than the training episodes.
+			skill := 1 / (1 + math.Exp(-(float64(steps)-mid)/40e3))
+			rows[n-1].EvalReturn = math.Max(10, math.Min(500, 20+475*skill+8*evalRng.NormFloat64()))
+			rows[n-1].EvalEpisodes = 10
+		}
 		if err := WriteSegment(runDir, seg, rows, eps); err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +134,7 @@ func demoMetrics(rng *rand.Rand, a demoArm, seg int32, step, steps int64, speed,
 	r := MetricsRow{Segment: seg, Step: step, EnvSteps: steps, Updates: step + 1,
 		WallS: float64(steps) / speed, EpisodeReturn: ret, Episodes: 8,
 		Success: math.NaN(), StepsPerS: speed * (1 + 0.03*rng.NormFloat64()),
-		Horizon: math.NaN(), WMValLoss: math.NaN()}
+		Horizon: math.NaN(), WMValLoss: math.NaN(), EvalReturn: math.NaN()}
 	clamp := func(v, lo, hi float64) float64 { return math.Max(lo, math.Min(hi, v)) }
 	if a.async {
 		r.Staleness = clamp(1.6+0.6*rng.NormFloat64(), 0, 6)

@@ -74,6 +74,9 @@
 //	lag_clip_frac   float64  fraction of the batch's tokens outside PPO's clip range before the first step
 //	lag_low_weight_frac float64 fraction of the batch's tokens a GIPO weight puts below 1e-3, before the first step
 //	lag_ess         float64  effective sample size of the batch's ratios before the first step
+//	eval_return     float64  mean return of the evaluation episodes played after this update (the
+//	                         spec's evaluation block, at the end of each segment); NaN if none
+//	eval_episodes   int64    evaluation episodes played after this update; 0 if none
 //
 // episodes/seg-NNNNNN.arrow, one row per finished episode (EpisodeRow):
 //
@@ -127,7 +130,8 @@
 //     score defaults to 0.
 //   - Steps to target, when a target return exists: for each seed, the
 //     first env step at which its smoothed return curve (the learning
-//     curve's trailing mean, once its window is full) reaches the target.
+//     curve's trailing mean of the training episodes, once its window is
+//     full) reaches the target.
 //     Across seeds, the median with a bootstrap interval; a seed that never
 //     reached it is censored at its last env step and counts as +∞, so the
 //     median is "not reached" when more than half the seeds did not
@@ -135,10 +139,50 @@
 //     their budgets). Its ratio to the baseline's median (below 1: fewer
 //     env steps) is the sample-efficiency number. The median, not the IQM,
 //     because a censored seed has a rank but no value.
+//   - Steps to target by evaluation, when a target return exists and some
+//     run has evaluation rows: the same measure read off the evaluation
+//     points instead of the training episodes. A run reaches the target at
+//     the env steps of its first metrics row with eval_episodes > 0 and
+//     eval_return ≥ target (every point counts: each is already the mean
+//     of a batch of episodes, so nothing is smoothed); otherwise it is
+//     censored at its budget. Median, interval, lower bound and ratio to
+//     the baseline are computed exactly as above (one code path,
+//     targetMeasure), with their own bootstrap stream. This is the usual
+//     sample-efficiency protocol (Dreamer, MBPO, Stable Baselines'
+//     EvalCallback): only training interactions count as env steps, and
+//     the policy is judged on separate episodes.
 //
 // The target return comes from Options.Target, else from "target" in
 // experiment.json; without one the steps-to-target figure, the optimality
-// gap and their columns are left out. Bootstrap intervals use
+// gap and their columns are left out.
+//
+// # Evaluation episodes
+//
+// A run whose spec has an evaluation block plays separate evaluation
+// episodes with the current policy after every training segment; they
+// train nothing and are not counted as env steps. A metrics row is an
+// evaluation point iff its eval_episodes > 0 (files written before the
+// columns existed read 0 there, so they have none); its x is the row's
+// env_steps. When at least one run has an evaluation point the report adds:
+//
+//   - the evaluation_curve figure;
+//   - an "Evaluation" line in the report's header (episodes per
+//     evaluation, evaluations and runs);
+//   - with a target, a "Steps to return ≥ T" section in report.md and
+//     report.html that sets steps to target by the mean of the last W
+//     training episodes beside steps to target by evaluation episodes
+//     (median [95% CI] (reached/seeds) and ratio to the baseline), a
+//     "(training episodes)" note on the results table's steps-to-target
+//     column, and a "Steps to target (evaluation)" column in the run
+//     tables;
+//   - in results.json, "evaluation" (EvaluationInfo) at the top level and,
+//     with a target, "steps_to_target_eval" beside "steps_to_target" in
+//     every run and arm; in results.csv, eval_episodes_min/max and the
+//     steps_to_target_eval_* and steps_ratio_eval_* columns (results.tex
+//     keeps the training-episode measure only).
+//
+// An experiment without evaluation rows gets none of these, not even a
+// "not drawn" line: its report is what it was before the columns existed. Bootstrap intervals use
 // Options.BootstrapReps replicates drawn from a PCG stream keyed by
 // Options.Seed, the arm's name and the statistic, so a report of the same
 // data is byte-for-byte the same.
@@ -156,6 +200,10 @@
 //
 //	learning_curve          return vs env steps, IQM and 95% band per arm
 //	learning_curve_wall     return vs wall-clock time
+//	evaluation_curve        evaluation return vs env steps: per seed dots and a thin line, per arm the
+//	                        learning curve's IQM and band over the range all seeds cover, the target
+//	                        dashed; a log step axis when the arms' step counts differ by more than 10×.
+//	                        Only when some run has evaluation rows
 //	throughput              env steps/s per arm with CI, seeds as dots, speedup vs baseline
 //	steps_to_target         sample efficiency: env steps to the target return, censored seeds marked
 //	pipeline_distributions  box plots of staleness, inference batch size and queue wait per arm

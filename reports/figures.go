@@ -15,6 +15,7 @@ import (
 const (
 	FigLearningCurve     = "learning_curve"
 	FigLearningCurveWall = "learning_curve_wall"
+	FigEvaluationCurve   = "evaluation_curve"
 	FigThroughput        = "throughput"
 	FigStepsToTarget     = "steps_to_target"
 	FigPipeline          = "pipeline_distributions"
@@ -32,7 +33,10 @@ type figureInput struct {
 }
 
 // figureSpec is one figure of the report. render returns nil and a reason
-// (for report.md) when the data it needs is absent.
+// (for report.md) when the data it needs is absent, and nil without a
+// reason when the figure does not apply to the experiment at all (the
+// evaluation curve of an experiment without evaluation episodes): it is
+// then left out without a word.
 type figureSpec struct {
 	name, title string
 	render      func(*figureInput) (f *figure, skipped string, err error)
@@ -47,6 +51,7 @@ func figureSpecs() []figureSpec {
 		{FigLearningCurveWall, "Learning curve (wall-clock time)", func(in *figureInput) (*figure, string, error) {
 			return learningCurveFigure(in.e, in.opts, true)
 		}},
+		{FigEvaluationCurve, "Evaluation return (env steps)", evaluationCurveFigure},
 		{FigThroughput, "Throughput", throughputFigure},
 		{FigStepsToTarget, "Steps to target", stepsToTargetFigure},
 		{FigPipeline, "Pipeline distributions", pipelineFigure},
@@ -104,17 +109,15 @@ func wallCurve(r *runData, c Curve) Curve {
 	return out
 }
 
-// armBands aggregates the return curves of every arm; xAxis selects env
-// steps or wall-clock seconds. Arms without any curve get an empty Band.
-func armBands(e *experimentData, opts Options, wall bool) []Band {
+// armBands aggregates the curves that curveOf gives for the runs of every
+// arm (return against env steps or wall-clock seconds, evaluation return).
+// Arms without any curve get an empty Band.
+func armBands(e *experimentData, opts Options, curveOf func(*runData) Curve) []Band {
 	bands := make([]Band, len(e.Arms))
 	for i, arm := range e.Arms {
 		var curves []Curve
 		for _, r := range e.runsOf(arm) {
-			c := returnCurve(r, opts.SmoothWindow)
-			if wall {
-				c = wallCurve(r, c)
-			}
+			c := curveOf(r)
 			if _, _, ok := xRange(c); ok {
 				curves = append(curves, c)
 			}
@@ -138,7 +141,13 @@ func bandCaption(opts Options) string {
 
 // learningCurveFigure draws one line per arm with its band.
 func learningCurveFigure(e *experimentData, opts Options, wall bool) (*figure, string, error) {
-	bands := armBands(e, opts, wall)
+	bands := armBands(e, opts, func(r *runData) Curve {
+		c := returnCurve(r, opts.SmoothWindow)
+		if wall {
+			c = wallCurve(r, c)
+		}
+		return c
+	})
 	xLabel, name, what := "Environment steps", FigLearningCurve, "environment steps"
 	scale := 1.0
 	if wall {
@@ -147,10 +156,11 @@ func learningCurveFigure(e *experimentData, opts Options, wall bool) (*figure, s
 	}
 	p := newPlot(fmt.Sprintf("%s: episode return vs %s", e.Name, what), xLabel,
 		fmt.Sprintf("Episode return (mean of last %d episodes)", opts.SmoothWindow))
-	points, labels, err := addBands(p, e.Arms, bands, scale, 0x40)
+	points, entries, err := addBands(p, e.Arms, bands, scale, 0x40)
 	if err != nil {
 		return nil, "", fmt.Errorf("plot %s: %w", name, err)
 	}
+	labels := addLegend(p, entries)
 	if len(labels) == 0 {
 		if wall {
 			return nil, "no run has both finished episodes and wall-clock times yet", nil
@@ -169,12 +179,32 @@ func learningCurveFigure(e *experimentData, opts Options, wall bool) (*figure, s
 	return f, "", err
 }
 
+// legendEntry is one line of a legend; the zero value is no entry.
+type legendEntry struct {
+	label string
+	thumb plot.Thumbnailer
+}
+
+// addLegend adds the entries that are set to p's legend in order and
+// returns their labels.
+func addLegend(p *plot.Plot, entries []legendEntry) []string {
+	var labels []string
+	for _, en := range entries {
+		if en.thumb != nil {
+			p.Legend.Add(en.label, en.thumb)
+			labels = append(labels, en.label)
+		}
+	}
+	return labels
+}
+
 // addBands draws every non-empty band as a line in its arm's colour over a
 // filled band of the given opacity, dividing x by xScale. It returns the
-// points drawn (for legend placement) and the legend labels.
-func addBands(p *plot.Plot, arms []string, bands []Band, xScale float64, alpha uint8) ([]plotter.XY, []string, error) {
+// points drawn (for legend placement) and the legend entry of every arm,
+// the zero entry for an arm whose band is empty.
+func addBands(p *plot.Plot, arms []string, bands []Band, xScale float64, alpha uint8) ([]plotter.XY, []legendEntry, error) {
 	var points []plotter.XY
-	var labels []string
+	entries := make([]legendEntry, len(bands))
 	for i, b := range bands {
 		if len(b.X) == 0 {
 			continue
@@ -189,8 +219,7 @@ func addBands(p *plot.Plot, arms []string, bands []Band, xScale float64, alpha u
 		for j := len(b.X) - 1; j >= 0; j-- {
 			upper = append(upper, plotter.XY{X: b.X[j] / xScale, Y: b.Low[j]})
 		}
-		label := fmt.Sprintf("%s (%d seed%s)", arms[i], b.Seeds, plural(b.Seeds))
-		labels = append(labels, label)
+		label := seedsLabel(arms[i], b.Seeds)
 		points = append(points, upper...)
 		points = append(points, line...)
 		if len(b.X) == 1 {
@@ -200,7 +229,7 @@ func addBands(p *plot.Plot, arms []string, bands []Band, xScale float64, alpha u
 			}
 			sc.GlyphStyle = draw.GlyphStyle{Color: st.Color, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
 			p.Add(sc)
-			p.Legend.Add(label, sc)
+			entries[i] = legendEntry{label, sc}
 			continue
 		}
 		poly, err := plotter.NewPolygon(upper)
@@ -215,9 +244,14 @@ func addBands(p *plot.Plot, arms []string, bands []Band, xScale float64, alpha u
 		}
 		l.LineStyle = st.lineStyle(vg.Points(2))
 		p.Add(poly, l)
-		p.Legend.Add(label, l)
+		entries[i] = legendEntry{label, l}
 	}
-	return points, labels, nil
+	return points, entries, nil
+}
+
+// seedsLabel is an arm's legend label: "async (3 seeds)".
+func seedsLabel(arm string, seeds int) string {
+	return fmt.Sprintf("%s (%d seed%s)", arm, seeds, plural(seeds))
 }
 
 // setCurveRanges starts the x axis at 0 (steps and seconds count from the

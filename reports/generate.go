@@ -43,7 +43,8 @@ type Options struct {
 	NoHTML bool
 	// Target is the episode return that counts as solving the task (for
 	// example 475 for CartPole-v1). It enables the steps-to-target figure,
-	// the optimality gap and their table columns. nil (default) falls back
+	// the optimality gap and their table columns, and steps to target by
+	// evaluation episodes when runs have any. nil (default) falls back
 	// to the "target" of experiment.json; without either those are
 	// skipped. Write Options{Target: new(475.0)}.
 	Target *float64
@@ -106,14 +107,18 @@ func Generate(expDir string, opts Options) (*Report, error) {
 
 	in := &figureInput{e: e, res: res, targets: targets, opts: opts}
 	var figs []*figure
-	var skipped []skippedFigure
+	var skipped []skippedFigure // not drawn for lack of data; report.md says why
+	var undrawn []string        // every figure not drawn, whose old files are removed
 	for _, spec := range figureSpecs() {
 		f, reason, err := spec.render(in)
 		if err != nil {
 			return nil, fmt.Errorf("generate report for %q: %w", expDir, err)
 		}
 		if f == nil {
-			skipped = append(skipped, skippedFigure{Name: spec.name, Title: spec.title, Reason: reason})
+			undrawn = append(undrawn, spec.name)
+			if reason != "" {
+				skipped = append(skipped, skippedFigure{Name: spec.name, Title: spec.title, Reason: reason})
+			}
 			continue
 		}
 		figs = append(figs, f)
@@ -131,8 +136,10 @@ func Generate(expDir string, opts Options) (*Report, error) {
 	}
 	for _, s := range skipped {
 		rep.Skipped = append(rep.Skipped, s.Name)
+	}
+	for _, name := range undrawn {
 		for _, ext := range []string{".png", ".svg"} {
-			old := filepath.Join(expDir, figuresDir, s.Name+ext)
+			old := filepath.Join(expDir, figuresDir, name+ext)
 			if err := os.Remove(old); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return nil, fmt.Errorf("generate report: remove stale figure: %w", err)
 			}

@@ -27,6 +27,11 @@ type runFixture struct {
 	summary   string // "" (none), or a RunSummary status
 	manifest  bool
 	bare      bool // only cpu_util of the pipeline, utilisation and world-model columns is logged
+	// evals[s-1] is the mean return of the evalEpisodes evaluation episodes
+	// logged on the last metrics row of segment s; NaN or a short slice
+	// means no evaluation after that segment.
+	evals        []float64
+	evalEpisodes int64
 }
 
 func writeFixture(t *testing.T, expDir string, f runFixture) {
@@ -45,6 +50,10 @@ func writeFixture(t *testing.T, expDir string, f runFixture) {
 			if (i+1)%10 == 0 || i == hi-1 {
 				r := metricsRow(int32(s), int64(i))
 				r.EnvSteps, r.Updates, r.WallS = steps, int64(i+1), float64(steps)/f.stepsPerS
+				r.EvalReturn, r.EvalEpisodes = math.NaN(), 0
+				if i == hi-1 && s <= len(f.evals) && !math.IsNaN(f.evals[s-1]) {
+					r.EvalReturn, r.EvalEpisodes = f.evals[s-1], f.evalEpisodes
+				}
 				if f.bare {
 					nan := math.NaN()
 					r.Staleness, r.InferenceBatch, r.QueueWaitMs = nan, nan, nan
@@ -494,6 +503,6 @@ func TestGenerateDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkFigures(t, rep, allFigures)
+	checkFigures(t, rep, append([]string{FigEvaluationCurve}, allFigures...))
 	t.Logf("demo report: %s", rep.Markdown)
 }

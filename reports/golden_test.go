@@ -22,7 +22,7 @@ var regen = flag.Bool("regen", false, "rewrite reports/testdata/golden/*.png fro
 const goldenDir = "testdata/golden"
 
 // goldenFigures are the figures guarded by golden images.
-var goldenFigures = []string{FigLearningCurve, FigThroughput, FigStepsToTarget, FigPipeline, FigUtilization, FigWorldModel}
+var goldenFigures = []string{FigLearningCurve, FigEvaluationCurve, FigThroughput, FigStepsToTarget, FigPipeline, FigUtilization, FigWorldModel}
 
 // Golden-image tolerance. gonum/plot embeds its fonts (Liberation), so
 // text renders the same everywhere, but the rasteriser's floating point

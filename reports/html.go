@@ -47,7 +47,10 @@ td a { color: inherit; text-decoration: none; border-bottom: 1px dotted #999; }
 {{template "table" .Arms}}
 <p class="note">{{.ArmNote}}</p>
 <ul>{{range .Files}}<li><a href="{{index . 0}}">{{index . 0}}</a>: {{index . 1}}</li>{{end}}</ul>
-{{if or .Figures .Skipped}}<h2>Figures</h2>
+{{with .Targets}}<h2>{{.Heading}}</h2>
+<p class="note">{{.Intro}}</p>
+{{template "table" .Table}}
+{{end}}{{if or .Figures .Skipped}}<h2>Figures</h2>
 {{range .Figures}}<figure><img src="{{pngURI .}}" alt="{{.Title}}"><figcaption>{{.Caption}}</figcaption></figure>
 {{end}}{{if .Skipped}}<p>Not drawn, for lack of data:</p>
 <ul>{{range .Skipped}}<li>{{.Title}} (<code>{{.Name}}</code>): {{.Reason}}.</li>{{end}}</ul>{{end}}{{end}}

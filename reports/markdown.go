@@ -33,6 +33,10 @@ func writeMarkdown(w io.Writer, v *reportView) error {
 	for _, f := range v.Files {
 		fmt.Fprintf(b, "- [%s](%s): %s\n", f[0], f[0], mdEscape(f[1]))
 	}
+	if t := v.Targets; t != nil {
+		fmt.Fprintf(b, "\n## %s\n\n%s\n\n", mdEscape(t.Heading), mdEscape(t.Intro))
+		mdTable(b, t.Table.Header, t.Table.Rows)
+	}
 
 	if len(v.Figures) > 0 || len(v.Skipped) > 0 {
 		b.WriteString("\n## Figures\n")

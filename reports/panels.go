@@ -111,10 +111,11 @@ func timelineFigure(in *figureInput, name, what string, wall bool, series []metr
 			t = title
 		}
 		p := newPlot(t, xLabel, s.label)
-		points, labels, err := addBands(p, e.Arms, bands[k], scale, 0x30)
+		points, entries, err := addBands(p, e.Arms, bands[k], scale, 0x30)
 		if err != nil {
 			return nil, "", fmt.Errorf("plot %s: %w", name, err)
 		}
+		labels := addLegend(p, entries)
 		p.Add(plotter.NewGrid())
 		setCurveRanges(p, points)
 		if s.hi > s.lo {

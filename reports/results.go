@@ -3,16 +3,19 @@ package reports
 // Results is the content of results.json: one entry per run and one
 // aggregate per arm, for scripts. Floats that are unknown are null.
 type Results struct {
-	Experiment     string       `json:"experiment"`
-	SpecHash       string       `json:"spec_hash"`
-	Baseline       string       `json:"baseline"`
-	Partial        bool         `json:"partial"`
-	PartialReasons []string     `json:"partial_reasons,omitempty"`
-	FinalEpisodes  int          `json:"final_episodes"` // episodes averaged into a final return
-	Target         *TargetInfo  `json:"target,omitempty"`
-	Runs           []RunResult  `json:"runs"`
-	Arms           []ArmResult  `json:"arms"`
-	Bootstrap      BootstrapCfg `json:"bootstrap"`
+	Experiment     string      `json:"experiment"`
+	SpecHash       string      `json:"spec_hash"`
+	Baseline       string      `json:"baseline"`
+	Partial        bool        `json:"partial"`
+	PartialReasons []string    `json:"partial_reasons,omitempty"`
+	FinalEpisodes  int         `json:"final_episodes"` // episodes averaged into a final return
+	Target         *TargetInfo `json:"target,omitempty"`
+	// Evaluation describes the runs' evaluation episodes; absent when no
+	// run has an evaluation row.
+	Evaluation *EvaluationInfo `json:"evaluation,omitempty"`
+	Runs       []RunResult     `json:"runs"`
+	Arms       []ArmResult     `json:"arms"`
+	Bootstrap  BootstrapCfg    `json:"bootstrap"`
 }
 
 // BootstrapCfg records how the confidence intervals were computed.
@@ -45,13 +48,31 @@ type RunResult struct {
 	ParamsSHA256    string     `json:"params_sha256"`
 	Manifest        string     `json:"manifest,omitempty"`        // path of the run's manifest.json relative to the experiment directory
 	StepsToTarget   *RunTarget `json:"steps_to_target,omitempty"` // absent without a target or a return curve
+	// StepsToTargetEval is the same measured on the run's evaluation
+	// points; absent without a target or an evaluation row.
+	StepsToTargetEval *RunTarget `json:"steps_to_target_eval,omitempty"`
+}
+
+// EvaluationInfo summarises the evaluation episodes of an experiment:
+// episodes played with the current policy after a training segment, which
+// train nothing and are not counted as env steps.
+type EvaluationInfo struct {
+	Runs   int `json:"runs"`   // runs with at least one evaluation row
+	Points int `json:"points"` // evaluation rows over all runs
+	// EpisodesMin and EpisodesMax bound the number of episodes one
+	// evaluation averages (equal when every evaluation played the same).
+	EpisodesMin int64 `json:"episodes_per_evaluation_min"`
+	EpisodesMax int64 `json:"episodes_per_evaluation_max"`
 }
 
 // RunTarget is how fast one run reached the target return.
 type RunTarget struct {
-	Reached bool      `json:"reached"`
-	Steps   JSONFloat `json:"steps"`  // env steps at the first crossing of the smoothed return; null when not reached
-	Budget  float64   `json:"budget"` // env steps the run has done
+	Reached bool `json:"reached"`
+	// Steps is the env steps at the first crossing: of the smoothed
+	// training return (steps_to_target) or of an evaluation's mean return
+	// (steps_to_target_eval); null when not reached.
+	Steps  JSONFloat `json:"steps"`
+	Budget float64   `json:"budget"` // env steps the run has done
 }
 
 // Stat summarises one quantity across the seeds of an arm.
@@ -97,6 +118,10 @@ type ArmResult struct {
 	OptimalityGapLow  JSONFloat  `json:"optimality_gap_ci_low"`
 	OptimalityGapHigh JSONFloat  `json:"optimality_gap_ci_high"`
 	StepsToTarget     *ArmTarget `json:"steps_to_target,omitempty"` // absent without a target
+	// StepsToTargetEval is the same measured on evaluation points
+	// (RunResult.StepsToTargetEval); absent without a target or without
+	// any evaluation row in the arm's runs.
+	StepsToTargetEval *ArmTarget `json:"steps_to_target_eval,omitempty"`
 }
 
 // ArmTarget summarises the env steps the seeds of an arm needed to reach

@@ -34,6 +34,8 @@ type MetricsRow struct {
 	LagClipFrac    float64 // lag_clip_frac: fraction of the batch's tokens outside PPO's clip range before the first step (the policy lag alone)
 	LagLowWeight   float64 // lag_low_weight_frac: fraction of the batch's tokens a GIPO weight would put below 1e-3, before the first step
 	LagESS         float64 // lag_ess: effective sample size of the batch's ratios before the first step
+	EvalReturn     float64 // eval_return: mean return of the evaluation episodes played after this update, NaN if none
+	EvalEpisodes   int64   // eval_episodes: evaluation episodes played after this update (0 on most rows)
 }
 
 // EpisodeRow is one finished episode. The comment after each field is its

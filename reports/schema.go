@@ -92,6 +92,8 @@ var metricsTable = newTable("metrics", []column[MetricsRow]{
 	{name: "lag_clip_frac", f64: func(r *MetricsRow) *float64 { return &r.LagClipFrac }},
 	{name: "lag_low_weight_frac", f64: func(r *MetricsRow) *float64 { return &r.LagLowWeight }},
 	{name: "lag_ess", f64: func(r *MetricsRow) *float64 { return &r.LagESS }},
+	{name: "eval_return", f64: func(r *MetricsRow) *float64 { return &r.EvalReturn }},
+	{name: "eval_episodes", i64: func(r *MetricsRow) *int64 { return &r.EvalEpisodes }},
 })
 
 // episodesTable is the schema of episodes/seg-NNNNNN.arrow.

@@ -56,7 +56,7 @@ func TestColumnNames(t *testing.T) {
 		"episodes", "success", "policy_version", "staleness", "steps_per_s", "inference_batch",
 		"queue_wait_ms", "trainer_busy", "cpu_util", "gpu_util", "gpu_mem", "horizon", "wm_val_loss",
 		"policy_loss", "value_loss", "entropy", "approx_kl", "clip_frac", "grad_norm",
-		"low_weight_frac", "ess", "lag_clip_frac", "lag_low_weight_frac", "lag_ess"}
+		"low_weight_frac", "ess", "lag_clip_frac", "lag_low_weight_frac", "lag_ess", "eval_return", "eval_episodes"}
 	if got := MetricsColumns(); !slices.Equal(got, wantMetrics) {
 		t.Errorf("MetricsColumns() = %v\nwant %v", got, wantMetrics)
 	}
@@ -74,6 +74,11 @@ func TestSegmentRoundTrip(t *testing.T) {
 	metrics[2].GPUUtil, metrics[2].GPUMem, metrics[2].WMValLoss = math.NaN(), math.NaN(), math.NaN()
 	metrics[0].Entropy = math.Inf(-1)
 	metrics[2].ApproxKL = math.Copysign(0, -1)
+	// Evaluation columns: an evaluation point after update 0, none after
+	// update 1 (the usual NaN/0), and one after update 2.
+	metrics[0].EvalReturn, metrics[0].EvalEpisodes = 187.25, 10
+	metrics[1].EvalReturn, metrics[1].EvalEpisodes = math.NaN(), 0
+	metrics[2].EvalReturn, metrics[2].EvalEpisodes = -3.5, 7
 	episodes := []EpisodeRow{
 		{Segment: 1, EnvSteps: 200, Return: 21.5, Length: 22, PolicyVersion: 3, Success: 1},
 		{Segment: 1, EnvSteps: 350, Return: -4.25, Length: 9, PolicyVersion: 4, Success: math.NaN()},
@@ -281,6 +286,13 @@ func TestReadForeignSchema(t *testing.T) {
 	if len(rows) != 2 || rows[0].Step != 5 || rows[1].Segment != 2 || rows[0].WallS != 1.5 ||
 		!math.IsNaN(rows[1].WallS) || !math.IsNaN(rows[0].GradNorm) || rows[0].EnvSteps != 0 {
 		t.Errorf("foreign rows = %+v", rows)
+	}
+	// A file from before the evaluation columns: no row is an evaluation
+	// point, and the return reads as "none".
+	for i, r := range rows {
+		if r.EvalEpisodes != 0 || !math.IsNaN(r.EvalReturn) {
+			t.Errorf("row %d of a file without evaluation columns: eval_episodes %d, eval_return %v; want 0 and NaN", i, r.EvalEpisodes, r.EvalReturn)
+		}
 	}
 
 	wrongTable := write("episodes.arrow", fields[1:3], map[string]string{metaTable: "episodes"}, func(b *array.RecordBuilder) {})

@@ -14,12 +14,17 @@ import (
 type armTable struct {
 	baseline string
 	target   *TargetInfo
+	eval     *EvaluationInfo // nil without evaluation rows
 	arms     []ArmResult
 }
 
 func buildArmTable(e *experimentData, res Results) *armTable {
-	return &armTable{baseline: e.Baseline, target: e.Target, arms: res.Arms}
+	return &armTable{baseline: e.Baseline, target: e.Target, eval: res.Evaluation, arms: res.Arms}
 }
+
+// evalTargets reports whether the table carries steps to target by
+// evaluation episodes as well as by training episodes.
+func (t *armTable) evalTargets() bool { return t.target != nil && t.eval != nil }
 
 // cellStyle spells the symbols of a formatted cell for one output format.
 type cellStyle struct {
@@ -43,7 +48,11 @@ func (t *armTable) header(st cellStyle) []string {
 	h := []string{"Arm", "Runs completed", "Final return IQM [95% CI]", "Final return mean ± std",
 		"Env steps/s [95% CI]", "Speedup [95% CI]", "P(improvement) [95% CI]"}
 	if t.target != nil {
-		h = append(h, fmt.Sprintf("Steps to return ≥ %s, median [95%% CI]", fmtTarget(t.target.Return)),
+		which := ""
+		if t.evalTargets() {
+			which = " (training episodes)" // the evaluation measure has its own table in the report
+		}
+		h = append(h, fmt.Sprintf("Steps to return ≥ %s%s, median [95%% CI]", fmtTarget(t.target.Return), which),
 			"Steps vs baseline", "Optimality gap [95% CI]")
 	}
 	h = append(h, "Wall time (mean)")
@@ -80,10 +89,9 @@ func (t *armTable) rows(st cellStyle) [][]string {
 			meanStd = fmtNum(float64(a.FinalReturn.Mean)) + pm + fmtNum(float64(a.FinalReturn.Std))
 		}
 		sps := withCI(st, float64(a.StepsPerS.Mean), float64(a.StepsPerSLow), float64(a.StepsPerSHigh), fmtNum)
-		ratio := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + st.times }
-		speedup := withCI(st, float64(a.Speedup), float64(a.SpeedupLow), float64(a.SpeedupHigh), ratio)
+		speedup := withCI(st, float64(a.Speedup), float64(a.SpeedupLow), float64(a.SpeedupHigh), st.ratio)
 		if a.Arm == t.baseline && !math.IsNaN(float64(a.Speedup)) {
-			speedup = ratio(1)
+			speedup = st.ratio(1)
 		}
 		prob := withCI(st, float64(a.ProbImprovement), float64(a.ProbImprovementLow), float64(a.ProbImprovementHigh), fmtProb)
 		if a.Arm == t.baseline {
@@ -91,17 +99,7 @@ func (t *armTable) rows(st cellStyle) [][]string {
 		}
 		row := []string{name, fmt.Sprintf("%d / %d", a.Completed, a.Runs), iqm, meanStd, sps, speedup, prob}
 		if t.target != nil {
-			steps, vs := st.none, st.none
-			if s := a.StepsToTarget; s != nil {
-				steps = fmtSteps(st, s)
-				if !math.IsNaN(float64(s.Ratio)) {
-					rel := map[string]string{">": st.gt, "<": st.lt}[s.RatioBound]
-					vs = rel + ratio(float64(s.Ratio))
-				}
-				if a.Arm == t.baseline {
-					vs = ratio(1)
-				}
-			}
+			steps, vs := targetCells(st, a.StepsToTarget, a.Arm == t.baseline)
 			gap := withCI(st, float64(a.OptimalityGap), float64(a.OptimalityGapLow), float64(a.OptimalityGapHigh), fmtProb)
 			row = append(row, steps, vs, gap)
 		}
@@ -112,6 +110,27 @@ func (t *armTable) rows(st cellStyle) [][]string {
 		out = append(out, row)
 	}
 	return out
+}
+
+// ratio formats a ratio to the baseline with two decimals: 1.39×.
+func (st cellStyle) ratio(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + st.times }
+
+// targetCells formats an arm's steps-to-target median with its interval
+// and its ratio to the baseline's median, none for an arm without a
+// result.
+func targetCells(st cellStyle, s *ArmTarget, baseline bool) (steps, vs string) {
+	if s == nil {
+		return st.none, st.none
+	}
+	steps, vs = fmtSteps(st, s), st.none
+	if !math.IsNaN(float64(s.Ratio)) {
+		rel := map[string]string{">": st.gt, "<": st.lt}[s.RatioBound]
+		vs = rel + st.ratio(float64(s.Ratio))
+	}
+	if baseline {
+		vs = st.ratio(1)
+	}
+	return steps, vs
 }
 
 // withCI formats "point [low, high]", just the point when the interval has
@@ -168,7 +187,24 @@ func (t *armTable) csvHeader() []string {
 			"steps_to_target_lower_bound", "steps_to_target_reached", "steps_to_target_seeds",
 			"steps_ratio_vs_baseline", "steps_ratio_bound", "optimality_gap", "optimality_gap_ci_low", "optimality_gap_ci_high")
 	}
+	if t.evalTargets() {
+		h = append(h, "eval_episodes_min", "eval_episodes_max", "steps_to_target_eval_median", "steps_to_target_eval_ci_low",
+			"steps_to_target_eval_ci_high", "steps_to_target_eval_lower_bound", "steps_to_target_eval_reached",
+			"steps_to_target_eval_seeds", "steps_ratio_eval_vs_baseline", "steps_ratio_eval_bound")
+	}
 	return h
+}
+
+// targetCSV is the raw fields of a steps-to-target result in results.csv,
+// all empty for none: median, interval, lower bound, reached, seeds, ratio
+// and its bound.
+func targetCSV(s *ArmTarget) []string {
+	if s == nil {
+		return make([]string, 8)
+	}
+	f := func(v JSONFloat) string { return csvFloat(float64(v)) }
+	return []string{f(s.Median), f(s.Low), f(s.High), f(s.LowerBound), strconv.Itoa(s.Reached),
+		strconv.Itoa(s.Seeds), f(s.Ratio), s.RatioBound}
 }
 
 // writeCSV writes results.csv: one row per arm with raw numbers in
@@ -187,13 +223,12 @@ func (t *armTable) writeCSV(w io.Writer) error {
 			f(a.ProbImprovement), f(a.ProbImprovementLow), f(a.ProbImprovementHigh), f(a.WallS.Mean)}
 		if t.target != nil {
 			row = append(row, csvFloat(t.target.Return))
-			if s := a.StepsToTarget; s != nil {
-				row = append(row, f(s.Median), f(s.Low), f(s.High), f(s.LowerBound), strconv.Itoa(s.Reached),
-					strconv.Itoa(s.Seeds), f(s.Ratio), s.RatioBound)
-			} else {
-				row = append(row, "", "", "", "", "", "", "", "")
-			}
+			row = append(row, targetCSV(a.StepsToTarget)...)
 			row = append(row, f(a.OptimalityGap), f(a.OptimalityGapLow), f(a.OptimalityGapHigh))
+		}
+		if t.evalTargets() {
+			row = append(row, strconv.FormatInt(t.eval.EpisodesMin, 10), strconv.FormatInt(t.eval.EpisodesMax, 10))
+			row = append(row, targetCSV(a.StepsToTargetEval)...)
 		}
 		if err := cw.Write(row); err != nil {
 			return err

@@ -34,19 +34,47 @@ func (t runTarget) censored() float64 {
 	return t.Budget
 }
 
-// targetOfRun finds the first env step at which the run's smoothed return
-// curve (returnCurve) reaches target. A trailing mean over fewer episodes
-// than the window is not trusted: the first window−1 points are skipped,
-// unless the run has fewer points than that, in which case only its last
-// point counts. ok is false for a run without any return.
-func targetOfRun(r *runData, window int, target float64) (t runTarget, ok bool) {
-	c := returnCurve(r, window)
+// targetMeasure is one way of reading off when a run reached the target
+// return: from the smoothed returns of its training episodes
+// (trainingMeasure) or from its evaluation points (evalMeasure). Both share
+// the first-crossing, censoring and aggregation code below.
+type targetMeasure struct {
+	// curve returns the run's return curve against env steps and how many
+	// of its leading points are not trusted to count as a crossing. It is
+	// only called through ofRun.
+	curve func(r *runData) (c Curve, untrusted int)
+	// stream is the PCG stream of the across-seed bootstrap.
+	stream uint64
+}
+
+// trainingMeasure reads the target off the run's smoothed return curve
+// (returnCurve). A trailing mean over fewer episodes than the window is
+// not trusted: the first window−1 points are skipped, unless the run has
+// fewer points than that, in which case only its last point counts.
+func trainingMeasure(window int) targetMeasure {
+	return targetMeasure{stream: streamThreshold, curve: func(r *runData) (Curve, int) {
+		c := returnCurve(r, window)
+		return c, max(0, min(window, len(c.X))-1)
+	}}
+}
+
+// evalMeasure reads the target off the run's evaluation points
+// (evalCurve): each is already the mean of a batch of evaluation episodes,
+// so every point counts and none is smoothed.
+var evalMeasure = targetMeasure{stream: streamEvalThreshold, curve: func(r *runData) (Curve, int) {
+	return evalCurve(r), 0
+}}
+
+// ofRun finds the first env step at which the run's curve reaches target.
+// A run that never does is censored at its budget: the larger of its env
+// steps and the curve's last x. ok is false for a run without any point.
+func (m targetMeasure) ofRun(r *runData, target float64) (t runTarget, ok bool) {
+	c, untrusted := m.curve(r)
 	_, last, ok := xRange(c)
 	if !ok {
 		return runTarget{}, false
 	}
-	skip := min(window, len(c.X)) - 1
-	c = Curve{X: c.X[skip:], Y: c.Y[skip:]}
+	c = Curve{X: c.X[untrusted:], Y: c.Y[untrusted:]}
 	t.Budget = math.Max(float64(r.EnvSteps), last)
 	if x, hit := FirstCrossing(c, target); hit {
 		t.Steps, t.Reached = x, true
@@ -54,6 +82,12 @@ func targetOfRun(r *runData, window int, target float64) (t runTarget, ok bool) 
 		t.Steps = math.Inf(1)
 	}
 	return t, true
+}
+
+// targetOfRun finds the first env step at which the run's smoothed return
+// curve reaches target (trainingMeasure).
+func targetOfRun(r *runData, window int, target float64) (t runTarget, ok bool) {
+	return trainingMeasure(window).ofRun(r, target)
 }
 
 // armTarget aggregates the runs of one arm.
@@ -112,4 +146,48 @@ func targetRatio(arm, base *armTarget) (value float64, rel string) {
 		return am / base.Bound, "<"
 	}
 	return math.NaN(), ""
+}
+
+// targetResults is one steps-to-target measure over an experiment.
+type targetResults struct {
+	Runs    []*RunTarget // indexed like experimentData.Runs; nil for a run without a curve
+	Arms    []*ArmTarget // indexed like experimentData.Arms; nil for an arm without any curve
+	Details []*armTarget // the same per arm, with the per-seed detail that figures draw
+}
+
+// measureTargets computes measure m for every run and arm of e against
+// e.Target (which must be set): each run's first crossing or censoring,
+// each arm's median with its bootstrap interval, and each arm's ratio to
+// the baseline's median when the baseline is one of the arms.
+func measureTargets(e *experimentData, opts Options, m targetMeasure) targetResults {
+	out := targetResults{Runs: make([]*RunTarget, len(e.Runs)), Arms: make([]*ArmTarget, len(e.Arms)),
+		Details: make([]*armTarget, len(e.Arms))}
+	byArm := map[string][]runTarget{}
+	for i, r := range e.Runs {
+		if t, ok := m.ofRun(r, e.Target.Return); ok {
+			byArm[r.Arm] = append(byArm[r.Arm], t)
+			out.Runs[i] = &RunTarget{Reached: t.Reached, Steps: JSONFloat(t.Steps), Budget: t.Budget}
+		}
+	}
+	for i, arm := range e.Arms {
+		if len(byArm[arm]) == 0 {
+			continue
+		}
+		at := aggregateTarget(byArm[arm], opts.BootstrapReps, armRng(opts, arm, m.stream))
+		out.Details[i] = &at
+		out.Arms[i] = &ArmTarget{Seeds: len(at.Runs), Reached: at.Reached, Median: JSONFloat(at.Median.Point),
+			Low: JSONFloat(at.Median.Low), High: JSONFloat(at.Median.High), LowerBound: JSONFloat(at.Bound),
+			Ratio: JSONFloat(math.NaN())}
+	}
+	base := slices.Index(e.Arms, e.Baseline)
+	if base < 0 {
+		return out
+	}
+	for i, a := range out.Arms {
+		if a != nil {
+			v, rel := targetRatio(out.Details[i], out.Details[base])
+			a.Ratio, a.RatioBound = JSONFloat(v), rel
+		}
+	}
+	return out
 }

@@ -43,7 +43,8 @@ type reportView struct {
 	Notes     []string
 	Arms      tableView
 	ArmNote   string
-	Files     [][2]string // file name, what it holds
+	Targets   *targetsView // both steps-to-target measures; nil without evaluation rows or a target
+	Files     [][2]string  // file name, what it holds
 	Figures   []*figure
 	Skipped   []skippedFigure
 	Runs      []armRunsView
@@ -72,6 +73,9 @@ func buildView(e *experimentData, res Results, tab *armTable, figs []*figure, sk
 		{"Baseline arm", orNA(e.Baseline)},
 		{"Target return", target},
 	}
+	if ev := evaluationFact(res.Evaluation); ev != "" {
+		v.Facts = append(v.Facts, [2]string{"Evaluation", ev})
+	}
 	if t := e.latestUpdate(); !t.IsZero() {
 		v.Facts = append(v.Facts, [2]string{"Data as of", t.UTC().Format(time.RFC3339)})
 	}
@@ -92,6 +96,10 @@ func buildView(e *experimentData, res Results, tab *armTable, figs []*figure, sk
 		v.ArmNote += " Steps to target is the median over seeds of the first env step at which the smoothed return reaches the target, with (reached/seeds); a seed that never reached it counts as needing more than its last env step, written >. " +
 			"Steps vs baseline is that median over the baseline's (below 1: fewer steps). The optimality gap is the mean over seeds of max(0, 1 − normalised final return), normalised so that the random score is 0 and the target 1 (rliable)."
 	}
+	if v.Targets = buildTargetsView(e, res, anchors, opts); v.Targets != nil {
+		v.ArmNote += fmt.Sprintf(" The steps-to-target column is %s; the next section sets it beside steps to target %s.",
+			trainingMeasureName(opts.SmoothWindow), evalMeasureName(res.Evaluation))
+	}
 	v.ArmNote += " Aggregates include every run with data, finished or not; each row links to the arm's runs below, and each run's numbers link to its manifest.json."
 	v.Files = [][2]string{
 		{ResultsFile, "every number of this report, per run and per arm"},
@@ -104,18 +112,19 @@ func buildView(e *experimentData, res Results, tab *armTable, figs []*figure, sk
 		byArm[r.Arm] = append(byArm[r.Arm], r)
 	}
 	for i, arm := range e.Arms {
-		v.Runs = append(v.Runs, armRunsView{Arm: arm, Anchor: anchors[i], Table: runTable(byArm[arm], e.Target != nil)})
+		v.Runs = append(v.Runs, armRunsView{Arm: arm, Anchor: anchors[i], Table: runTable(byArm[arm], e.Target != nil, v.Targets != nil)})
 	}
 	buildEnv(v, e)
 	return v
 }
 
 // runTable formats the runs of one arm. Every number links to the run's
-// manifest when it has one.
-func runTable(runs []RunResult, withTarget bool) tableView {
+// manifest when it has one. withEval adds steps to target by evaluation
+// episodes (it needs withTarget).
+func runTable(runs []RunResult, withTarget, withEval bool) tableView {
 	t := tableView{Header: []string{"Seed", "Status", "Env steps", "Updates", "Episodes", "Final return", "Env steps/s", "Wall time"}}
 	if withTarget {
-		t.Header = append(t.Header, "Steps to target")
+		t.Header = append(t.Header, runTargetHeaders(withEval)...)
 	}
 	t.Header = append(t.Header, "Params SHA-256")
 	for _, r := range runs {
@@ -128,14 +137,10 @@ func runTable(runs []RunResult, withTarget bool) tableView {
 			num(fmtInt(r.EnvSteps)), num(fmtInt(r.Updates)), num(fmtInt(r.Episodes)), num(fmtNum(float64(r.FinalMeanReturn))),
 			num(fmtNum(float64(r.StepsPerS))), num(fmtWall(float64(r.WallS)))}
 		if withTarget {
-			steps := "n/a"
-			switch st := r.StepsToTarget; {
-			case st != nil && st.Reached:
-				steps = fmtInt(int64(st.Steps))
-			case st != nil:
-				steps = "not reached (>" + fmtInt(int64(st.Budget)) + ")"
+			row = append(row, num(fmtRunTarget(r.StepsToTarget)))
+			if withEval {
+				row = append(row, num(fmtRunTarget(r.StepsToTargetEval)))
 			}
-			row = append(row, num(steps))
 		}
 		row = append(row, cell{Text: sha, Link: r.Manifest})
 		t.Rows = append(t.Rows, row)

@@ -110,6 +110,11 @@
 //	    heartbeat_timeout = "30s"  # a segment silent this long is retried elsewhere, > 0
 //	  }
 //
+//	  evaluation {                 # separate evaluation episodes at the end of every segment
+//	    episodes = 0               # per segment, >= 0; 0 turns evaluation off
+//	    greedy   = false           # true: most likely action; false: sample as in training
+//	  }
+//
 //	  debug {                      # test-only hooks; never needed in a real experiment
 //	    nan_at_update = 0          # > 0: inject a NaN at this update (tests failure handling)
 //	  }
@@ -161,7 +166,7 @@
 //	}
 //
 // The blocks of an experiment may come in any order; each of budget, env,
-// policy, algorithm, pipeline, checkpoint, debug and world_model may appear
+// policy, algorithm, pipeline, checkpoint, evaluation, debug and world_model may appear
 // at most once per experiment or ablation, as may latency, inference and
 // horizon within their parent.
 //

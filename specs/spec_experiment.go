@@ -54,6 +54,7 @@ type Config struct {
 	Checkpoint Checkpoint `json:"checkpoint"`
 	Debug      Debug      `json:"debug"`
 	WorldModel WorldModel `json:"world_model"`
+	Evaluation Evaluation `json:"evaluation"`
 }
 
 // Clone returns a deep copy of c; the copy shares no slices with c.
@@ -92,6 +93,7 @@ var configBlocks = []hcl.BlockHeaderSchema{
 	{Type: blockCheckpoint},
 	{Type: blockDebug},
 	{Type: blockWorldModel},
+	{Type: blockEvaluation},
 }
 
 var experimentSchema = &hcl.BodySchema{
@@ -130,6 +132,9 @@ func (d *decoder) applyConfig(blocks hcl.Blocks, cfg *Config) {
 	}
 	if b := d.single(blocks, blockWorldModel); b != nil {
 		d.decodeWorldModel(b, &cfg.WorldModel)
+	}
+	if b := d.single(blocks, blockEvaluation); b != nil {
+		d.decodeEvaluation(b, &cfg.Evaluation)
 	}
 }
 

@@ -12,6 +12,10 @@ import (
 // episodes' initial states and sampled actions; no training stream uses it.
 const streamEval = 5
 
+// EvalSeed is the evaluation seed of a run with seed runSeed: the runs of
+// every arm with that seed evaluate from the same start states.
+func EvalSeed(runSeed uint64) uint64 { return runSeed ^ 0x5eed_e7a1 }
+
 // EvalResult is the outcome of Evaluate: the return and length of each
 // evaluation episode, in order.
 type EvalResult struct {

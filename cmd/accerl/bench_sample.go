@@ -13,6 +13,7 @@ import (
 	"github.com/accerl/accerl/activities"
 	"github.com/accerl/accerl/activities/engine"
 	"github.com/accerl/accerl/activities/worldmodel"
+	"github.com/accerl/accerl/reports"
 	"github.com/accerl/accerl/specs"
 	"github.com/accerl/accerl/workflows"
 )
@@ -41,6 +42,7 @@ type sampleArm struct {
 	Updates       int64   `json:"updates"`
 	FinalHorizon  int     `json:"final_horizon,omitempty"`
 	FinalReturn   float64 `json:"final_mean_return"` // mean of the last Window training episodes at the end
+	TrainEpisodes int     `json:"train_episodes"`    // training episodes finished (0: FinalReturn means nothing)
 	BestEval      float64 `json:"best_eval_return,omitempty"`
 	WallS         float64 `json:"wall_s"`
 	// Curve is the evaluation mean return against online steps, one point per evaluation.
@@ -108,8 +110,12 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	hold := fs.Int("hold", 1, "consecutive evaluations that must all reach --target; the arm's steps are those of the first of them")
 	greedy := fs.Bool("greedy", false, "evaluate the policy's most likely action instead of sampling it as in training")
 	jsonOut := fs.String("json", "", "also write the results to this JSON file")
+	plotOut := fs.String("plot", "", "also draw both arms' evaluation curves (return against online steps, every seed) to this PNG file")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *plotOut != "" && *evalEps == 0 {
+		return fmt.Errorf("--plot draws evaluation curves; it needs --eval-episodes > 0")
 	}
 	if *evalEps < 0 || *evalEvery < 1 || *hold < 1 {
 		return fmt.Errorf("--eval-episodes must not be negative, --eval-every and --hold must be positive; got %d, %d and %d", *evalEps, *evalEvery, *hold)
@@ -185,10 +191,34 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	fmt.Fprintf(stdout, "\nmedian ratio of online steps (no world model / world model): %.2f× over %d seeds; the world model also used %d offline steps per seed\n",
 		res.MedianRatio, len(seeds), medianOffline(res.Seeds))
+	if *plotOut != "" {
+		if err := plotSample(*plotOut, res); err != nil {
+			return err
+		}
+	}
 	if *jsonOut != "" {
 		return writeJSONFile(*jsonOut, res)
 	}
 	return nil
+}
+
+// plotSample draws every seed's evaluation curve of both arms.
+func plotSample(path string, res sampleResult) error {
+	var series []reports.EvalSeries
+	add := func(group int, label string, a sampleArm) {
+		s := reports.EvalSeries{Group: group, Label: label}
+		for _, p := range a.Curve {
+			s.X, s.Y = append(s.X, float64(p.EnvSteps)), append(s.Y, p.Return)
+		}
+		series = append(series, s)
+	}
+	wmLabel := fmt.Sprintf("world model (+%.0fk offline steps)", float64(medianOffline(res.Seeds))/1000)
+	for _, s := range res.Seeds {
+		add(0, wmLabel, s.WorldModel)
+		add(1, "no world model", s.Baseline)
+	}
+	title := fmt.Sprintf("%s: mean of %d evaluation episodes, %d seeds", res.Env, res.EvalEpisodes, len(res.Seeds))
+	return reports.WriteEvalCurves(path, title, res.Target, series)
 }
 
 // sampleWMConfig is base with the world model on: pretrained on offline random episodes,
@@ -249,7 +279,7 @@ func runSampleArm(ctx context.Context, cfg specs.Config, seed uint64, ev sampleE
 	}
 	// The evaluation episodes start from the same states at every evaluation of both arms
 	// (common random numbers), on a stream no training draw uses.
-	evalSeed := seed ^ 0x5eed_e7a1
+	evalSeed := engine.EvalSeed(seed)
 	var returns []float64
 	var st engine.SegmentStats
 	var valSum float64
@@ -311,6 +341,7 @@ func runSampleArm(ctx context.Context, cfg specs.Config, seed uint64, ev sampleE
 	if n := len(returns); n > 0 {
 		arm.FinalReturn = mean(returns[max(0, n-ev.window):])
 	}
+	arm.TrainEpisodes = len(returns)
 	arm.WallS = time.Since(start).Seconds()
 	return arm, nil
 }
@@ -332,7 +363,11 @@ func solvedAt(curve []evalPoint, target float64, hold int) (int64, bool) {
 }
 
 func describeArm(a sampleArm) string {
-	s := fmt.Sprintf("%s online steps, %d updates, final mean return %.1f, %.0fs", stepsWord(a), a.Updates, a.FinalReturn, a.WallS)
+	final := "no training episode finished"
+	if a.TrainEpisodes > 0 {
+		final = fmt.Sprintf("final mean training return %.1f", a.FinalReturn)
+	}
+	s := fmt.Sprintf("%s online steps, %d updates, %s, %.0fs", stepsWord(a), a.Updates, final, a.WallS)
 	if a.Evaluations > 0 {
 		s += fmt.Sprintf(", %d evaluations (%d eval steps, best %.1f)", a.Evaluations, a.EvalSteps, a.BestEval)
 	}

@@ -1,0 +1,80 @@
+package activities
+
+import (
+	"math"
+	"testing"
+
+	"github.com/accerl/accerl/activities/checkpoint"
+	"github.com/accerl/accerl/activities/engine"
+	"github.com/accerl/accerl/reports"
+	"github.com/accerl/accerl/specs"
+)
+
+// With an evaluation block, each segment's last metrics row carries the mean return of its
+// evaluation episodes, and the evaluation trains nothing: the same segments without it end
+// with the same parameters and step counts.
+func TestTrainSegmentEvaluates(t *testing.T) {
+	c := tinyCartPole(specs.ModeSync, 2048)
+	train := func(cfg specs.Config) (string, []TrainSegmentResult) {
+		runner := newSegmentRunner(t)
+		dir := t.TempDir()
+		var out []TrainSegmentResult
+		for seg := int32(1); seg <= 2; seg++ {
+			out = append(out, runner.run(TrainSegmentInput{
+				RunDir: dir, Experiment: "e", Arm: "base", Seed: 3, SpecHash: "h", Config: cfg,
+				Segment: seg, Updates: 3, TotalUpdates: 16,
+			}))
+		}
+		return dir, out
+	}
+
+	withEval := c
+	withEval.Evaluation = specs.Evaluation{Episodes: 3}
+	dir, got := train(withEval)
+	_, plain := train(c)
+	for i := range got {
+		if got[i].ParamsSHA256 != plain[i].ParamsSHA256 || got[i].EnvSteps != plain[i].EnvSteps || got[i].Episodes != plain[i].Episodes {
+			t.Fatalf("segment %d: evaluating changed training: %+v vs %+v", i+1, got[i], plain[i])
+		}
+	}
+
+	rows, _, err := reports.ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 6 {
+		t.Fatalf("%d metrics rows, want 6 (2 segments × 3 updates)", len(rows))
+	}
+	for i, r := range rows {
+		last := i == 2 || i == 5
+		switch {
+		case last && (r.EvalEpisodes != 3 || !(r.EvalReturn >= 1 && r.EvalReturn <= 500)):
+			// CartPole pays 1 per step for 1 to 500 steps, so a mean return lies in [1, 500].
+			t.Errorf("row %d (segment end): eval %d episodes, return %v; want 3 episodes with a return in [1, 500]", i, r.EvalEpisodes, r.EvalReturn)
+		case !last && (r.EvalEpisodes != 0 || !math.IsNaN(r.EvalReturn)):
+			t.Errorf("row %d: eval %d episodes, return %v; want none and NaN", i, r.EvalEpisodes, r.EvalReturn)
+		}
+	}
+
+	// The evaluation is the engine's, from the run's evaluation seed: replaying it on an
+	// engine restored from segment 2's checkpoint gives the same mean.
+	_, files, err := checkpoint.Load(CheckpointDir(dir, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := LoadSnapshot(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.New(EngineConfig(withEval, 3, 16), snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := eng.Evaluate(3, engine.EvalSeed(3), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Mean() != rows[5].EvalReturn {
+		t.Errorf("re-evaluating the segment-2 checkpoint gives %v, the metrics row %v", ev.Mean(), rows[5].EvalReturn)
+	}
+}

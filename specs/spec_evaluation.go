@@ -1,0 +1,40 @@
+package specs
+
+import "github.com/hashicorp/hcl/v2"
+
+// Names in the evaluation block.
+const (
+	blockEvaluation = "evaluation"
+	attrEpisodes    = "episodes"
+	attrGreedy      = "greedy"
+)
+
+// Evaluation sets the evaluation episodes a run plays at the end of every
+// training segment: complete episodes of a fresh environment with the
+// current policy, apart from training. They train nothing, change nothing
+// a checkpoint holds, and do not count toward env_steps or the budget (the
+// usual protocol of sample-efficiency studies); their mean return is the
+// eval_return metrics column, and the report plots it and measures the
+// steps to the target by it.
+type Evaluation struct {
+	// Episodes is the number of evaluation episodes per segment; 0 turns
+	// evaluation off. >= 0.
+	Episodes int `json:"episodes"`
+	// Greedy makes the policy take its most likely action; otherwise it
+	// samples, as in training.
+	Greedy bool `json:"greedy"`
+}
+
+var evaluationSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: attrEpisodes},
+		{Name: attrGreedy},
+	},
+}
+
+// decodeEvaluation applies an evaluation block onto ev.
+func (d *decoder) decodeEvaluation(block *hcl.Block, ev *Evaluation) {
+	c := d.content(block.Body, evaluationSchema)
+	d.setInt(c.Attributes, blockEvaluation, attrEpisodes, &ev.Episodes, atLeast(0))
+	d.setBool(c.Attributes, blockEvaluation, attrGreedy, &ev.Greedy)
+}
