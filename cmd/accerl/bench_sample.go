@@ -99,7 +99,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs := newFlagSet("bench sample-efficiency", "bench sample-efficiency [flags]   — online env steps to a target return with and without the world model (same env, seeds and PPO settings)", stderr)
 	envKind := fs.String("env", specs.EnvCartPole, "environment kind")
 	seedList := fs.String("seeds", "1,2,3", "comma-separated seeds")
-	target := fs.Float64("target", 475, "mean return (over --window episodes) that counts as solved")
+	target := fs.Float64("target", 475, "mean return that counts as solved: of an evaluation's episodes, or of the last --window training episodes with --eval-episodes 0")
 	window := fs.Int("window", 20, "episodes in the running mean compared with --target (a full window is required)")
 	budget := fs.Int64("steps", 300_000, "online env-step budget of each arm; an arm that has not reached the target by then is reported as not reached")
 	offline := fs.Int("offline", 1000, "offline random-policy trajectories the world model is pretrained on (reported beside the online steps)")
