@@ -56,6 +56,11 @@ func TestTrainSegmentEvaluates(t *testing.T) {
 		}
 	}
 
+	if !got[1].HasEval || got[1].EvalReturn != rows[5].EvalReturn || plain[1].HasEval {
+		t.Errorf("segment 2 result: eval %v (has %v), want the metrics row's %v; without the block has %v",
+			got[1].EvalReturn, got[1].HasEval, rows[5].EvalReturn, plain[1].HasEval)
+	}
+
 	// The evaluation is the engine's, from the run's evaluation seed: replaying it on an
 	// engine restored from segment 2's checkpoint gives the same mean.
 	_, files, err := checkpoint.Load(CheckpointDir(dir, 2))

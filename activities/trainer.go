@@ -79,6 +79,10 @@ type TrainSegmentResult struct {
 	// model, or not ready yet); the horizon schedule then leaves H as it is.
 	WMValLoss    float64 `json:"wm_val_loss,omitempty"`
 	HasWMValLoss bool    `json:"has_wm_val_loss,omitempty"`
+	// EvalReturn is the mean return of the evaluation episodes played after the segment
+	// (the spec's evaluation block); HasEval is false when none were played.
+	EvalReturn float64 `json:"eval_return,omitempty"`
+	HasEval    bool    `json:"has_eval,omitempty"`
 	// Warnings lists problems that did not stop the segment, such as a corrupt checkpoint
 	// that was skipped in favour of an older one.
 	Warnings []string `json:"warnings,omitempty"`
@@ -172,6 +176,7 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 	if ctx.Err() != nil {
 		return res, ctx.Err()
 	}
+	var eval *engine.EvalResult
 	if ev := in.Config.Evaluation; ev.Episodes > 0 {
 		// Every segment evaluates from the same start states (common random numbers across
 		// segments and arms), and a retried segment replays the same evaluation.
@@ -180,6 +185,7 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 			return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("train segment %d: %v", in.Segment, err), ErrTypeBadInput, err)
 		}
 		rec.addEval(r)
+		eval = &r
 	}
 	snap, err = eng.Snapshot()
 	if err != nil {
@@ -228,6 +234,9 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 		WMValLoss:     stats.WMValLoss,
 		HasWMValLoss:  stats.WMValUpdates > 0,
 		Warnings:      warnings,
+	}
+	if eval != nil {
+		res.EvalReturn, res.HasEval = eval.Mean(), true
 	}
 	sum := reports.RunSummary{
 		Status:       "running",

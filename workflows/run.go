@@ -59,6 +59,10 @@ type RunState struct {
 	Horizon worldmodel.HorizonState `json:"horizon"`
 	// ImaginedSteps counts the imagined steps trained on.
 	ImaginedSteps int64 `json:"imagined_steps,omitempty"`
+	// EvalReturn is the latest evaluation's mean return; HasEval is false until a segment
+	// has evaluated (the spec's evaluation block).
+	EvalReturn float64 `json:"eval_return,omitempty"`
+	HasEval    bool    `json:"has_eval,omitempty"`
 }
 
 // RunProgress answers the "progress" query.
@@ -80,6 +84,9 @@ type RunProgress struct {
 	Warnings     []string `json:"warnings,omitempty"`
 	// Horizon is the imagination horizon of the next segment (0 without a world model).
 	Horizon int `json:"horizon,omitempty"`
+	// EvalReturn is the latest evaluation's mean return, when HasEval.
+	EvalReturn float64 `json:"eval_return,omitempty"`
+	HasEval    bool    `json:"has_eval,omitempty"`
 }
 
 // RunResult is a finished run's outcome.
@@ -100,6 +107,10 @@ type RunResult struct {
 	Horizon       int   `json:"horizon,omitempty"`
 	OfflineSteps  int64 `json:"offline_steps,omitempty"`
 	ImaginedSteps int64 `json:"imagined_steps,omitempty"`
+	// EvalReturn is the last evaluation's mean return, when HasEval (the spec's evaluation
+	// block).
+	EvalReturn float64 `json:"eval_return,omitempty"`
+	HasEval    bool    `json:"has_eval,omitempty"`
 }
 
 // segmentRetries bounds how often a failing segment is retried (each time from the previous
@@ -128,7 +139,7 @@ func Run(ctx workflow.Context, in RunInput) (RunResult, error) {
 			EnvSteps: st.EnvSteps, BudgetSteps: cfg.Budget.EnvSteps, Updates: st.Updates,
 			Episodes: st.Episodes, RecentReturn: st.RecentReturn, StepsPerS: safeRate(st.EnvSteps, st.WallS),
 			WallS: st.WallS, Checkpoint: st.Checkpoint, LastError: lastErr, Warnings: st.Warnings,
-			Horizon: st.Horizon.H,
+			Horizon: st.Horizon.H, EvalReturn: st.EvalReturn, HasEval: st.HasEval,
 		}, nil
 	}); err != nil {
 		return RunResult{}, err
@@ -215,6 +226,9 @@ func Run(ctx workflow.Context, in RunInput) (RunResult, error) {
 		st.BudgetReached = res.BudgetReached
 		st.Warnings = append(st.Warnings, res.Warnings...)
 		st.ImaginedSteps = res.ImaginedSteps
+		if res.HasEval {
+			st.EvalReturn, st.HasEval = res.EvalReturn, true
+		}
 		if wm.Enabled && res.HasWMValLoss {
 			st.Horizon = sched.Next(st.Horizon, res.WMValLoss)
 		}
@@ -330,6 +344,7 @@ func finishRun(ctx workflow.Context, in RunInput, st RunState, status, errMsg st
 		StepsPerS: safeRate(st.EnvSteps, st.WallS), WallS: st.WallS,
 		ParamsSHA256: st.ParamsSHA256, Error: errMsg,
 		Horizon: st.Horizon.H, OfflineSteps: st.OfflineSteps, ImaginedSteps: st.ImaginedSteps,
+		EvalReturn: st.EvalReturn, HasEval: st.HasEval,
 	}, nil
 }
 

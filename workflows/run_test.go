@@ -357,3 +357,38 @@ func TestStepsPerUpdateWithWorldModel(t *testing.T) {
 		t.Errorf("sync StepsPerUpdate = %d, want 30", got)
 	}
 }
+
+// The latest evaluation a segment reports is the run's until a newer one comes; a segment
+// without one leaves it as it was.
+func TestRunKeepsLatestEvaluation(t *testing.T) {
+	env := newEnv(t)
+	fake := &fakeSegments{}
+	evals := map[int32]float64{1: 12.5, 3: 40} // segments 2 and 4 do not evaluate
+	env.OnActivity("TrainSegment", mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.TrainSegmentInput) (activities.TrainSegmentResult, error) {
+		res, err := fake.train(ctx, in)
+		if v, ok := evals[in.Segment]; ok {
+			res.EvalReturn, res.HasEval = v, true
+		}
+		return res, err
+	})
+	env.OnActivity("FinishRun", mock.Anything, mock.Anything).Return(activities.FinishRunResult{}, nil)
+	env.ExecuteWorkflow(Run, RunInput{ExperimentName: "e", SpecHash: "h", Run: testRun(), RunDir: "/tmp/x"})
+	var res RunResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if !res.HasEval || res.EvalReturn != 40 {
+		t.Errorf("final evaluation %v (has %v), want 40 from segment 3", res.EvalReturn, res.HasEval)
+	}
+	v, err := env.QueryWorkflow(ProgressQuery)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p RunProgress
+	if err := v.Get(&p); err != nil {
+		t.Fatal(err)
+	}
+	if !p.HasEval || p.EvalReturn != 40 {
+		t.Errorf("progress evaluation %v (has %v), want 40", p.EvalReturn, p.HasEval)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -51,6 +52,9 @@ func progressLine(p workflows.RunProgress) string {
 	if p.Episodes > 0 {
 		ret = fmt.Sprintf("%6.1f", p.RecentReturn)
 	}
+	if p.HasEval {
+		ret += fmt.Sprintf("  eval %6.1f", p.EvalReturn)
+	}
 	line := fmt.Sprintf("%-20s %s %3.0f%%  %9s/%-9s steps  %5d upd  return %s  %7.0f steps/s  %s",
 		p.ID, bar, 100*frac, humanInt(p.EnvSteps), humanInt(p.BudgetSteps), p.Updates, ret, p.StepsPerS, p.Status)
 	if p.LastError != "" {
@@ -97,9 +101,21 @@ func (v *progressView) finish() {
 func printResults(w io.Writer, res workflows.ExperimentResult) {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tSTATUS\tENV STEPS\tUPDATES\tRETURN (last 100)\tSTEPS/S\tWALL")
+	evals := slices.ContainsFunc(res.Runs, func(r workflows.RunResult) bool { return r.HasEval })
+	head := "RUN\tSTATUS\tENV STEPS\tUPDATES\tRETURN (last 100)"
+	if evals {
+		head += "\tEVAL (last)"
+	}
+	fmt.Fprintln(tw, head+"\tSTEPS/S\tWALL")
 	for _, r := range res.Runs {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.1f\t%.0f\t%s\n", r.ID, r.Status, r.EnvSteps, r.Updates, r.FinalReturn, r.StepsPerS, (time.Duration(r.WallS * float64(time.Second))).Round(time.Second/10))
+		ret := fmt.Sprintf("%.1f", r.FinalReturn)
+		switch {
+		case evals && r.HasEval:
+			ret += fmt.Sprintf("\t%.1f", r.EvalReturn)
+		case evals:
+			ret += "\t—"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%.0f\t%s\n", r.ID, r.Status, r.EnvSteps, r.Updates, ret, r.StepsPerS, (time.Duration(r.WallS * float64(time.Second))).Round(time.Second/10))
 	}
 	_ = tw.Flush()
 	for _, r := range res.Runs {

@@ -66,7 +66,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	for _, e := range exps {
 		fmt.Fprintf(stdout, "%s  %s  started %s  out %s\n", e.ID, e.State, e.Start.Local().Format(time.DateTime), e.OutDir)
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  RUN\tSTATE\tENV STEPS\tUPDATES\tRETURN\tSTEPS/S\tLAST CKPT\tERROR")
+		fmt.Fprintln(tw, "  RUN\tSTATE\tENV STEPS\tUPDATES\tRETURN\tEVAL\tSTEPS/S\tLAST CKPT\tERROR")
 		for _, r := range e.Runs {
 			var steps, upd int64
 			var ret, sps float64
@@ -77,11 +77,15 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			case r.Summary != nil:
 				steps, upd, ret, sps, errMsg = r.Summary.EnvSteps, r.Summary.Updates, r.Summary.FinalReturn, r.Summary.StepsPerS, r.Summary.Error
 			}
+			eval := "—" // the latest evaluation's mean return, while a worker answers
+			if r.Progress != nil && r.Progress.HasEval {
+				eval = fmt.Sprintf("%.1f", r.Progress.EvalReturn)
+			}
 			age := "—"
 			if r.LastCheckpointAgeS > 0 {
 				age = (time.Duration(r.LastCheckpointAgeS) * time.Second).String() + " ago"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%.1f\t%.0f\t%s\t%s\n", r.ID, r.State, steps, upd, ret, sps, age, errMsg)
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%.1f\t%s\t%.0f\t%s\t%s\n", r.ID, r.State, steps, upd, ret, eval, sps, age, errMsg)
 		}
 		_ = tw.Flush()
 		for _, r := range e.Runs {
