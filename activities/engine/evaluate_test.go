@@ -4,6 +4,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/accerl/accerl/kernels"
+	"github.com/accerl/accerl/testenv"
 )
 
 // Evaluation is repeatable, sums its steps, and leaves the engine exactly
@@ -54,5 +57,44 @@ func TestEvaluateRejectsNoEpisodes(t *testing.T) {
 	e := mustNew(t, smallConfig(ModeSync), nil)
 	if _, err := e.Evaluate(0, 1, false); err == nil || !strings.Contains(err.Error(), "at least 1") {
 		t.Fatalf("Evaluate(0) = %v, want an error naming the minimum", err)
+	}
+}
+
+// Every action head evaluates: tokens on Pendulum and gaussian on MountainCarContinuous
+// play whole episodes of the configured length, and greedy play repeats exactly.
+func TestEvaluateEveryHead(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+		len  int
+	}{
+		{"tokens", func(c *Config) {
+			c.Env, c.MaxEpisodeSteps = testenv.KindPendulum, 20
+			c.Policy.Head, c.Policy.Bins = kernels.HeadTokens, 9
+		}, 20},
+		{"gaussian", func(c *Config) {
+			c.Env, c.MaxEpisodeSteps = testenv.KindMountainCarContinuous, 30
+			c.Policy.Head, c.Policy.InitLogStd = kernels.HeadGaussian, -0.5
+		}, 30},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := smallConfig(ModeSync)
+			tc.edit(&cfg)
+			e := mustNew(t, cfg, nil)
+			mustRun(t, e, 1, nil)
+			for _, greedy := range []bool{false, true} {
+				r1, err := e.Evaluate(2, 3, greedy)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r2, _ := e.Evaluate(2, 3, greedy)
+				// Neither environment ends an episode early from its start states within so
+				// few steps (Pendulum never terminates; MountainCar needs hundreds of steps to
+				// reach the flag), so every episode is truncated at the limit.
+				if !slices.Equal(r1.Lengths, []int{tc.len, tc.len}) || !slices.Equal(r1.Returns, r2.Returns) {
+					t.Errorf("greedy=%v: lengths %v, returns %v then %v", greedy, r1.Lengths, r1.Returns, r2.Returns)
+				}
+			}
+		})
 	}
 }
