@@ -2,6 +2,7 @@ package activities
 
 import (
 	"math"
+	"path/filepath"
 	"testing"
 
 	"github.com/accerl/accerl/activities/checkpoint"
@@ -59,6 +60,14 @@ func TestTrainSegmentEvaluates(t *testing.T) {
 	if !got[1].HasEval || got[1].EvalReturn != rows[5].EvalReturn || plain[1].HasEval {
 		t.Errorf("segment 2 result: eval %v (has %v), want the metrics row's %v; without the block has %v",
 			got[1].EvalReturn, got[1].HasEval, rows[5].EvalReturn, plain[1].HasEval)
+	}
+
+	var sum reports.RunSummary
+	if err := reports.ReadJSON(filepath.Join(dir, summaryFileName), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if !sum.HasEval || sum.EvalReturn != rows[5].EvalReturn {
+		t.Errorf("summary.json eval %v (has %v), want %v", sum.EvalReturn, sum.HasEval, rows[5].EvalReturn)
 	}
 
 	// The evaluation is the engine's, from the run's evaluation seed: replaying it on an

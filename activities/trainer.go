@@ -249,6 +249,8 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 		ParamsSHA256: res.ParamsSHA256,
 		Segments:     in.Segment,
 		Updated:      time.Now().UTC(),
+		EvalReturn:   res.EvalReturn,
+		HasEval:      res.HasEval,
 	}
 	if err := reports.WriteJSON(filepath.Join(in.RunDir, summaryFileName), sum); err != nil {
 		return res, err

@@ -76,6 +76,10 @@ type RunSummary struct {
 	Error        string    `json:"error,omitempty"`         // why the run failed
 	Segments     int32     `json:"segments"`                // segments completed
 	Updated      time.Time `json:"updated"`
+	// EvalReturn is the mean return of the latest segment's evaluation episodes, when
+	// HasEval (the spec's evaluation block).
+	EvalReturn float64 `json:"eval_return,omitempty"`
+	HasEval    bool    `json:"has_eval,omitempty"`
 }
 
 // MarshalJSON writes NaN and infinite floats as null, which plain

@@ -77,9 +77,12 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			case r.Summary != nil:
 				steps, upd, ret, sps, errMsg = r.Summary.EnvSteps, r.Summary.Updates, r.Summary.FinalReturn, r.Summary.StepsPerS, r.Summary.Error
 			}
-			eval := "—" // the latest evaluation's mean return, while a worker answers
-			if r.Progress != nil && r.Progress.HasEval {
+			eval := "—" // the latest evaluation's mean return
+			switch {
+			case r.Progress != nil && r.Progress.HasEval:
 				eval = fmt.Sprintf("%.1f", r.Progress.EvalReturn)
+			case r.Progress == nil && r.Summary != nil && r.Summary.HasEval:
+				eval = fmt.Sprintf("%.1f", r.Summary.EvalReturn)
 			}
 			age := "—"
 			if r.LastCheckpointAgeS > 0 {
