@@ -49,10 +49,10 @@ func armRng(opts Options, arm string, stream uint64) *rand.Rand {
 }
 
 // computeResults derives results.json from the collected experiment, and
-// the per-arm steps-to-target detail by training episodes (nil entries for
-// arms without a return curve, all nil without a target) that the figure
-// draws.
-func computeResults(e *experimentData, opts Options) (Results, []*armTarget) {
+// the per-arm steps-to-target details that the figures draw: by training
+// episodes and by evaluation episodes (nil entries for arms without a
+// curve; all nil without a target, and the second without evaluations).
+func computeResults(e *experimentData, opts Options) (Results, stepTargets) {
 	res := Results{
 		Experiment: e.Name, SpecHash: e.SpecHash, Baseline: e.Baseline, Partial: e.Partial(),
 		PartialReasons: e.Reasons, FinalEpisodes: FinalEpisodes, Target: e.Target,
@@ -110,13 +110,14 @@ func computeResults(e *experimentData, opts Options) (Results, []*armTarget) {
 		res.Arms = append(res.Arms, a)
 	}
 
-	targets := make([]*armTarget, len(e.Arms))
+	targets := stepTargets{training: make([]*armTarget, len(e.Arms)), eval: make([]*armTarget, len(e.Arms))}
 	if e.Target != nil {
 		byTraining := measureTargets(e, opts, trainingMeasure(opts.SmoothWindow))
-		targets = byTraining.Details
+		targets.training = byTraining.Details
 		byEval := targetResults{Runs: make([]*RunTarget, len(e.Runs)), Arms: make([]*ArmTarget, len(e.Arms))}
 		if res.Evaluation != nil {
 			byEval = measureTargets(e, opts, evalMeasure)
+			targets.eval = byEval.Details
 		}
 		for i := range res.Runs {
 			res.Runs[i].StepsToTarget, res.Runs[i].StepsToTargetEval = byTraining.Runs[i], byEval.Runs[i]

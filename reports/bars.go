@@ -95,16 +95,34 @@ func throughputFigure(in *figureInput) (*figure, string, error) {
 }
 
 // stepsToTargetFigure draws, per arm, the median env steps the seeds need
-// to reach the target return, with its 95% bootstrap interval, every seed
-// (open triangles for seeds that never reached it, at their budget) and
-// the ratio to the baseline above each bar.
+// to reach the target return by their training episodes, with its 95%
+// bootstrap interval, every seed (open triangles for seeds that never
+// reached it, at their budget) and the ratio to the baseline above each bar.
 func stepsToTargetFigure(in *figureInput) (*figure, string, error) {
+	how := fmt.Sprintf("For each seed, the first env step at which its smoothed return curve (trailing %d-episode mean, once the window is full) reaches the target. ", in.opts.SmoothWindow)
+	return targetBars(in, FigStepsToTarget, in.targets.training, "", how)
+}
+
+// stepsToTargetEvalFigure is stepsToTargetFigure by evaluation episodes;
+// an experiment without evaluations has no such figure.
+func stepsToTargetEvalFigure(in *figureInput) (*figure, string, error) {
+	v := in.res.Evaluation
+	if v == nil {
+		return nil, "", nil
+	}
+	how := fmt.Sprintf("For each seed, the env steps of its first evaluation (%s episodes played after a training segment, not counted as env steps) whose mean return reaches the target. ", v.episodesText())
+	return targetBars(in, FigStepsToTargetEval, in.targets.eval, " (evaluation episodes)", how)
+}
+
+// targetBars draws the steps-to-target bars of one measure: targets per arm,
+// a title suffix and the caption's sentence on how a seed's steps are read.
+func targetBars(in *figureInput, name string, targets []*armTarget, titleSuffix, how string) (*figure, string, error) {
 	e := in.e
 	if e.Target == nil {
 		return nil, `no target return: pass Options.Target or set "target" in experiment.json`, nil
 	}
 	top := 0.0
-	for _, t := range in.targets {
+	for _, t := range targets {
 		if t == nil {
 			continue
 		}
@@ -114,19 +132,19 @@ func stepsToTargetFigure(in *figureInput) (*figure, string, error) {
 		return nil, "no run has finished an episode yet", nil
 	}
 	target := fmtTarget(e.Target.Return)
-	p := newPlot(fmt.Sprintf("%s: env steps to reach return %s", e.Name, target), "",
+	p := newPlot(fmt.Sprintf("%s: env steps to reach return %s%s", e.Name, target, titleSuffix), "",
 		fmt.Sprintf("Environment steps to reach return ≥ %s", target))
 	var base *armTarget
 	for i, arm := range e.Arms {
 		if arm == e.Baseline {
-			base = in.targets[i]
+			base = targets[i]
 		}
 	}
 	var labels plotter.XYLabels
 	var points []plotter.XY
 	anyCensored := false
 	for i, arm := range e.Arms {
-		t, x := in.targets[i], float64(i)
+		t, x := targets[i], float64(i)
 		if t == nil {
 			labels.XYs = append(labels.XYs, plotter.XY{X: x, Y: 0.02 * top})
 			labels.Labels = append(labels.Labels, "no data")
@@ -195,12 +213,12 @@ func stepsToTargetFigure(in *figureInput) (*figure, string, error) {
 	}
 	placeLegend(p, points, legend)
 	caption := fmt.Sprintf("Sample efficiency: environment steps each arm needs to reach an episode return of %s (target from %s). "+
-		"For each seed, the first env step at which its smoothed return curve (trailing %d-episode mean, once the window is full) reaches the target. "+
+		"%s"+
 		"Bars are the median across seeds with a 95%% percentile-bootstrap interval. Seeds that never reached the target are censored at their last env step (open triangles) and count as needing more; "+
 		"a bar with a dashed outline means the median seed did not reach it and shows a lower bound (>); a whisker that ends at the largest budget is open upwards. "+
 		"Above each bar: the median and its ratio to the baseline's (below 1: fewer env steps than the baseline).",
-		target, e.Target.Source, in.opts.SmoothWindow)
-	f, err := renderFigure(FigStepsToTarget, p.Title.Text, caption, p)
+		target, e.Target.Source, how)
+	f, err := renderFigure(name, p.Title.Text, caption, p)
 	return f, "", err
 }
 

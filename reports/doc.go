@@ -165,7 +165,7 @@
 // columns existed read 0 there, so they have none); its x is the row's
 // env_steps. When at least one run has an evaluation point the report adds:
 //
-//   - the evaluation_curve figure;
+//   - the evaluation_curve figure and, with a target, steps_to_target_eval;
 //   - an "Evaluation" line in the report's header (episodes per
 //     evaluation, evaluations and runs);
 //   - with a target, a "Steps to return ≥ T" section in report.md and
@@ -182,7 +182,9 @@
 //     keeps the training-episode measure only).
 //
 // An experiment without evaluation rows gets none of these, not even a
-// "not drawn" line: its report is what it was before the columns existed. Bootstrap intervals use
+// "not drawn" line: its report is what it was before the columns existed.
+//
+// Bootstrap intervals use
 // Options.BootstrapReps replicates drawn from a PCG stream keyed by
 // Options.Seed, the arm's name and the statistic, so a report of the same
 // data is byte-for-byte the same.
@@ -206,6 +208,7 @@
 //	                        Only when some run has evaluation rows
 //	throughput              env steps/s per arm with CI, seeds as dots, speedup vs baseline
 //	steps_to_target         sample efficiency: env steps to the target return, censored seeds marked
+//	steps_to_target_eval    the same by evaluation episodes (only when some run has evaluation rows)
 //	pipeline_distributions  box plots of staleness, inference batch size and queue wait per arm
 //	utilization             cpu_util (and gpu_util, gpu_mem where sampled) vs wall-clock time
 //	world_model             horizon and wm_val_loss vs env steps

@@ -133,7 +133,7 @@ func TestGenerateEvaluation(t *testing.T) {
 	if len(rep.Skipped) != 0 {
 		t.Errorf("skipped %v", rep.Skipped)
 	}
-	checkFigures(t, rep, append([]string{FigEvaluationCurve}, allFigures...))
+	checkFigures(t, rep, append([]string{FigEvaluationCurve, FigStepsToTargetEval}, allFigures...))
 	res := readResults(t, rep.ResultsJSON)
 	if ev := res.Evaluation; ev == nil || *ev != (EvaluationInfo{Runs: 4, Points: 8, EpisodesMin: 10, EpisodesMax: 10}) {
 		t.Errorf("evaluation = %+v, want 4 runs, 8 points of 10 episodes", ev)
@@ -292,9 +292,11 @@ func TestGenerateWithoutEvaluation(t *testing.T) {
 	if len(rep.Skipped) != 0 {
 		t.Errorf("skipped = %v; an experiment without evaluations does not skip the evaluation figure, it never has one", rep.Skipped)
 	}
-	for _, ext := range []string{".png", ".svg"} {
-		if _, err := os.Stat(filepath.Join(dir, figuresDir, FigEvaluationCurve+ext)); err == nil {
-			t.Errorf("a stale %s%s was left behind", FigEvaluationCurve, ext)
+	for _, fig := range []string{FigEvaluationCurve, FigStepsToTargetEval} {
+		for _, ext := range []string{".png", ".svg"} {
+			if _, err := os.Stat(filepath.Join(dir, figuresDir, fig+ext)); err == nil {
+				t.Errorf("a stale %s%s was left behind", fig, ext)
+			}
 		}
 	}
 	// report.html is left out: its inlined base64 images may spell "eval".

@@ -18,6 +18,7 @@ const (
 	FigEvaluationCurve   = "evaluation_curve"
 	FigThroughput        = "throughput"
 	FigStepsToTarget     = "steps_to_target"
+	FigStepsToTargetEval = "steps_to_target_eval"
 	FigPipeline          = "pipeline_distributions"
 	FigPolicyLag         = "policy_lag"
 	FigUtilization       = "utilization"
@@ -28,7 +29,7 @@ const (
 type figureInput struct {
 	e       *experimentData
 	res     Results
-	targets []*armTarget // per arm, see computeResults
+	targets stepTargets // per arm and measure, see computeResults
 	opts    Options
 }
 
@@ -54,6 +55,7 @@ func figureSpecs() []figureSpec {
 		{FigEvaluationCurve, "Evaluation return (env steps)", evaluationCurveFigure},
 		{FigThroughput, "Throughput", throughputFigure},
 		{FigStepsToTarget, "Steps to target", stepsToTargetFigure},
+		{FigStepsToTargetEval, "Steps to target (evaluation episodes)", stepsToTargetEvalFigure},
 		{FigPipeline, "Pipeline distributions", pipelineFigure},
 		{FigPolicyLag, "Policy lag: ratio and weight distributions", policyLagFigure},
 		{FigUtilization, "Utilisation timeline", utilizationFigure},

@@ -148,6 +148,12 @@ func targetRatio(arm, base *armTarget) (value float64, rel string) {
 	return math.NaN(), ""
 }
 
+// stepTargets holds the per-arm steps-to-target details of both measures,
+// indexed like experimentData.Arms.
+type stepTargets struct {
+	training, eval []*armTarget
+}
+
 // targetResults is one steps-to-target measure over an experiment.
 type targetResults struct {
 	Runs    []*RunTarget // indexed like experimentData.Runs; nil for a run without a curve
