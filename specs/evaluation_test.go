@@ -1,8 +1,11 @@
 package specs_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/hcl/v2"
 
 	"github.com/accerl/accerl/specs"
 )
@@ -65,6 +68,49 @@ func TestEvaluationBlockRejectsBadValues(t *testing.T) {
 		}
 		if !strings.Contains(all.String(), tc.want) {
 			t.Errorf("%s: errors %q do not name %q", tc.body, all.String(), tc.want)
+		}
+	}
+}
+
+// A world model in async mode gets a warning (imagination does not slow the rollout
+// workers, so it saves no real steps), pointing at the imagination ratio; sync mode or no
+// world model gets none.
+func TestAsyncWorldModelWarns(t *testing.T) {
+	spec := func(mode string, enabled bool) string {
+		return fmt.Sprintf(`experiment "e" {
+  budget { env_steps = 1000 }
+  env "cartpole" {}
+  pipeline { mode = %q }
+  world_model {
+    enabled           = %v
+    imagination_ratio = 0.9
+  }
+}
+`, mode, enabled)
+	}
+	for _, tc := range []struct {
+		mode    string
+		enabled bool
+		warn    bool
+	}{{"async", true, true}, {"sync", true, false}, {"async", false, false}} {
+		exp, diags := specs.Parse("test.hcl", []byte(spec(tc.mode, tc.enabled)), nil)
+		if exp == nil || diags.HasErrors() {
+			t.Fatalf("%+v: %v", tc, diags)
+		}
+		var warns []*hcl.Diagnostic
+		for _, d := range diags {
+			if d.Severity == hcl.DiagWarning {
+				warns = append(warns, d)
+			}
+		}
+		if !tc.warn {
+			if len(warns) != 0 {
+				t.Errorf("%+v: unexpected warnings %v", tc, warns)
+			}
+			continue
+		}
+		if len(warns) != 1 || !strings.Contains(warns[0].Detail, `pipeline.mode = "sync"`) || warns[0].Subject == nil || warns[0].Subject.Start.Line != 7 {
+			t.Errorf("%+v: warnings %v, want one on line 7 (imagination_ratio) that names the fix", tc, warns)
 		}
 	}
 }

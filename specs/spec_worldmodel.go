@@ -122,12 +122,13 @@ var horizonSchema = &hcl.BodySchema{
 
 // Attribute paths used by the world model's cross-field checks.
 const (
-	pathHorizonStart    = blockWorldModel + "." + blockHorizon + "." + attrStart
-	pathHorizonEnd      = blockWorldModel + "." + blockHorizon + "." + attrEnd
-	pathHorizonLossHigh = blockWorldModel + "." + blockHorizon + "." + attrLossHigh
-	pathHorizonLossLow  = blockWorldModel + "." + blockHorizon + "." + attrLossLow
-	pathWorldModelOn    = blockWorldModel + "." + attrEnabled
-	pathWorldModelRew   = blockWorldModel + "." + attrReward
+	pathHorizonStart     = blockWorldModel + "." + blockHorizon + "." + attrStart
+	pathHorizonEnd       = blockWorldModel + "." + blockHorizon + "." + attrEnd
+	pathHorizonLossHigh  = blockWorldModel + "." + blockHorizon + "." + attrLossHigh
+	pathHorizonLossLow   = blockWorldModel + "." + blockHorizon + "." + attrLossLow
+	pathWorldModelOn     = blockWorldModel + "." + attrEnabled
+	pathWorldModelRew    = blockWorldModel + "." + attrReward
+	pathImaginationRatio = blockWorldModel + "." + attrImaginationRatio
 )
 
 // decodeWorldModel applies a world_model block onto w.

@@ -13,11 +13,12 @@ import (
 	"github.com/accerl/accerl/specs"
 )
 
-// mustParse parses src and fails the test on any diagnostic.
+// mustParse parses src and fails the test on any error diagnostic. Warnings
+// (advice about a valid spec) have their own tests.
 func mustParse(t *testing.T, src string, vars map[string]string) *specs.Experiment {
 	t.Helper()
 	exp, diags := specs.Parse("test.hcl", []byte(src), vars)
-	if len(diags) > 0 {
+	if diags.HasErrors() {
 		t.Fatalf("unexpected diagnostics:\n%s", diags.Error())
 	}
 	if exp == nil {

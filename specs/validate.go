@@ -13,6 +13,7 @@ const (
 	pathBatchSteps     = blockAlgorithm + "." + attrBatchSteps
 	pathLatencyKind    = blockEnv + "." + blockLatency + "." + attrKind
 	pathLatencyMedian  = blockEnv + "." + blockLatency + "." + attrMedian
+	pathMode           = blockPipeline + "." + attrMode
 )
 
 // finalize fills the defaults that depend on other fields of the same arm.
@@ -53,6 +54,17 @@ func checkArm(arm Arm, src *sources) hcl.Diagnostics {
 			"a lognormal latency needs a median longer than zero, because its logarithm is the distribution's mean. Set median to a positive duration such as \"5ms\", or use kind = \"none\".")
 	}
 	checkWorldModel(c, src, add)
+	if w := c.WorldModel; w.Enabled && w.ImaginationRatio > 0 && c.Pipeline.Mode == ModeAsync {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagWarning,
+			Summary:  "Imagination does not save real steps in async mode",
+			Detail: fmt.Sprintf("In arm %q: in async mode the rollout workers step their environments at full speed whatever the trainer does, "+
+				"so world_model.imagination_ratio = %g makes each update take fewer real steps but not the run: the budget is spent at the same pace, "+
+				"and real data the trainer does not keep up with is evicted from replay. To trade imagined for real steps, set pipeline.mode = \"sync\".",
+				arm.Name, w.ImaginationRatio),
+			Subject: src.blame(pathImaginationRatio, pathMode, pathWorldModelOn).Ptr(),
+		})
+	}
 	return diags
 }
 
