@@ -3,6 +3,7 @@ package worker
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -263,12 +264,48 @@ func newServer(cfg ServerConfig) (temporal.Server, string, error) {
 	return srv, hostPort, nil
 }
 
-// freePort asks the kernel for a free TCP port on 127.0.0.1.
+// freePort returns a TCP port on 127.0.0.1 that is free now, chosen at random
+// below the kernel's ephemeral range.
+//
+// The Temporal server binds its ports some time after they are chosen, and it
+// exits the whole process when a bind fails. A port the kernel hands out for
+// port 0 comes from the ephemeral range, which is also where every outgoing
+// connection (each gRPC client of this or any other process) takes its local
+// port, so in the meantime one of them could take it; a port below that range
+// can only be taken by another listener choosing the same one. The choice
+// needs no reproducibility, so it uses the runtime-seeded global generator.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
+	lo, _ := ephemeralPorts()
+	const floor = 10000 // above the well-known and most registered service ports
+	for range 200 {
+		p := floor + rand.IntN(max(1, lo-floor))
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		if err != nil {
+			continue // taken
+		}
+		_ = l.Close()
+		return p, nil
 	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, fmt.Errorf("find a free port: 200 random ports in [%d, %d) were all taken", floor, lo)
+}
+
+// ephemeralPorts returns the kernel's ephemeral port range
+// (/proc/sys/net/ipv4/ip_local_port_range), or Linux's default 32768–60999
+// where it cannot be read.
+func ephemeralPorts() (lo, hi int) {
+	lo, hi = 32768, 60999
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return lo, hi
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return lo, hi
+	}
+	l, err1 := strconv.Atoi(f[0])
+	h, err2 := strconv.Atoi(f[1])
+	if err1 != nil || err2 != nil || l <= 10000 || h < l {
+		return lo, hi
+	}
+	return l, h
 }
