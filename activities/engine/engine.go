@@ -47,6 +47,8 @@ type Engine struct {
 
 	envSteps atomic.Int64
 	running  atomic.Bool
+
+	makeEnv envMaker // also builds Evaluate's environment
 }
 
 // envMaker builds the raw (not yet latency-wrapped) environment with the
@@ -67,7 +69,7 @@ func newEngine(cfg Config, snap *Snapshot, makeEnv envMaker) (*Engine, error) {
 		return nil, fmt.Errorf("new engine: %w", err)
 	}
 	cfg.Policy.Hidden = slices.Clone(cfg.Policy.Hidden)
-	e := &Engine{cfg: cfg}
+	e := &Engine{cfg: cfg, makeEnv: makeEnv}
 	n := cfg.NumEnvs()
 	for i := range n {
 		raw, err := makeEnv(i)

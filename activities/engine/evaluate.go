@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 
 	"github.com/accerl/accerl/kernels"
-	"github.com/accerl/accerl/testenv"
 )
 
 // streamEval is the PCG stream (under the evaluation seed) of evaluation
@@ -39,8 +38,9 @@ func (r EvalResult) Mean() float64 {
 	return s / float64(len(r.Returns))
 }
 
-// Evaluate plays episodes complete episodes of a fresh environment with a
-// copy of the current policy, one at a time, and returns their returns.
+// Evaluate plays episodes complete episodes of a fresh environment (built
+// like the training environments, without their latency) with a copy of the
+// current policy, one at a time, and returns their returns.
 // With greedy the policy takes its most likely action (kernels.Policy.Greedy);
 // otherwise it samples, as it does in training. Initial states and samples
 // come from seed on their own stream, so two calls with the same seed and
@@ -55,7 +55,9 @@ func (e *Engine) Evaluate(episodes int, seed uint64, greedy bool) (EvalResult, e
 	if episodes < 1 {
 		return res, fmt.Errorf("evaluate: episodes must be at least 1, got %d", episodes)
 	}
-	env, err := testenv.Make(e.cfg.Env, testenv.Options{MaxEpisodeSteps: e.cfg.MaxEpisodeSteps})
+	// The same kind of environment the engine trains on, without the simulated step
+	// latency, numbered after the training environments.
+	env, err := e.makeEnv(len(e.slots))
 	if err != nil {
 		return res, fmt.Errorf("evaluate: %w", err)
 	}
