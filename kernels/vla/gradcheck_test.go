@@ -1,0 +1,255 @@
+package vla
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// The gradient checks run the package's generic code instantiated at
+// float64 (the float32 model is the same code; TestFloat32MatchesFloat64
+// ties the two together). Central finite differences,
+// f'(x) ≈ (f(x+h) − f(x−h))/2h, have truncation error h²·f⁽³⁾/6 and
+// rounding error about ε·|f|/h with ε = 2.2e-16. The test losses here have
+// |f| ≲ 10 and |f⁽³⁾| ≲ 100 (softmaxes of logits of order 1, layer norms of
+// inputs of order 1), so with h = 1e-5 truncation is ≲ 2e-9 and rounding ≲
+// 2e-10; gradTol = 1e-6 (relative to max(1, |analytic|)) leaves a margin of
+// 500× while a wrong term would be off by at least ~1e-3 (the smallest
+// weights in these tests are 0.1 and activations are of order 0.1-1).
+const (
+	fdStep  = 1e-5
+	gradTol = 1e-6
+)
+
+func numGrad(f func() float64, x []float64, i int) float64 {
+	orig := x[i]
+	x[i] = orig + fdStep
+	fp := f()
+	x[i] = orig - fdStep
+	fm := f()
+	x[i] = orig
+	return (fp - fm) / (2 * fdStep)
+}
+
+func checkGrad(t *testing.T, name string, f func() float64, x, analytic []float64) {
+	t.Helper()
+	bad := 0
+	for i := range x {
+		num := numGrad(f, x, i)
+		if d := math.Abs(num - analytic[i]); d > gradTol*math.Max(1, math.Abs(analytic[i])) {
+			t.Errorf("%s[%d]: analytic %.10g, numeric %.10g (diff %.3g)", name, i, analytic[i], num, d)
+			if bad++; bad > 10 {
+				t.Fatalf("%s: too many mismatches", name)
+			}
+		}
+	}
+}
+
+func dot(a, b []float64) float64 {
+	s := 0.0
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+func TestLayerNormGradients(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n, d = 3, 5
+	x := randVec[float64](rng, n*d, 2)
+	g := randVec[float64](rng, d, 1)
+	b := randVec[float64](rng, d, 1)
+	r := randVec[float64](rng, n*d, 1) // L = Σ y ⊙ r, so ∂L/∂y = r
+	y, mu, rs := make([]float64, n*d), make([]float64, n), make([]float64, n)
+	loss := func() float64 { layerNorm(x, n, d, g, b, y, mu, rs); return dot(y, r) }
+	loss()
+	dx, gg, gb := make([]float64, n*d), make([]float64, d), make([]float64, d)
+	layerNormBack(x, r, n, d, g, mu, rs, dx, gg, gb)
+	checkGrad(t, "layer norm input", loss, x, dx)
+	checkGrad(t, "layer norm gain", loss, g, gg)
+	checkGrad(t, "layer norm bias", loss, b, gb)
+}
+
+func TestGELUMLPGradients(t *testing.T) {
+	// fc2(GELU(fc1(x))), the block's MLP, with inputs spread over the
+	// curved part of GELU (|u| ≲ 3).
+	rng := rand.New(rand.NewPCG(3, 4))
+	const n, d, hid = 4, 3, 6
+	x := randVec[float64](rng, n*d, 1)
+	w1, b1 := randVec[float64](rng, hid*d, 1), randVec[float64](rng, hid, 0.5)
+	w2, b2 := randVec[float64](rng, d*hid, 1), randVec[float64](rng, d, 0.5)
+	r := randVec[float64](rng, n*d, 1)
+	u, g, y := make([]float64, n*hid), make([]float64, n*hid), make([]float64, n*d)
+	loss := func() float64 {
+		linear(x, n, d, hid, w1, b1, u)
+		gelu(u, g)
+		linear(g, n, hid, d, w2, b2, y)
+		return dot(y, r)
+	}
+	loss()
+	gw1, gb1 := make([]float64, len(w1)), make([]float64, len(b1))
+	gw2, gb2 := make([]float64, len(w2)), make([]float64, len(b2))
+	dg, dx := make([]float64, n*hid), make([]float64, n*d)
+	linearBack(g, r, n, hid, d, w2, gw2, gb2, dg)
+	geluBack(u, dg, dg)
+	linearBack(x, dg, n, d, hid, w1, gw1, gb1, dx)
+	checkGrad(t, "mlp input", loss, x, dx)
+	checkGrad(t, "fc1 weight", loss, w1, gw1)
+	checkGrad(t, "fc1 bias", loss, b1, gb1)
+	checkGrad(t, "fc2 weight", loss, w2, gw2)
+	checkGrad(t, "fc2 bias", loss, b2, gb2)
+}
+
+func TestAttentionGradients(t *testing.T) {
+	// Two sequences of 6 positions, prefix 4 (bidirectional) then 2 causal
+	// action positions, 2 heads of width 2; padding at position 2 of the
+	// first sequence and position 1 of the second.
+	rng := rand.New(rand.NewPCG(5, 6))
+	const nb, tl, d, heads, tp = 2, 6, 4, 2, 4
+	valid := make([]bool, nb*tl)
+	for i := range valid {
+		valid[i] = true
+	}
+	valid[2], valid[tl+1] = false, false
+	qkv := randVec[float64](rng, nb*tl*3*d, 1)
+	r := randVec[float64](rng, nb*tl*d, 1)
+	probs, ctx := make([]float64, nb*heads*tl*tl), make([]float64, nb*tl*d)
+	loss := func() float64 { attnForward(qkv, nb, tl, d, heads, tp, valid, probs, ctx); return dot(ctx, r) }
+	loss()
+	for b := 0; b < nb; b++ {
+		for h := 0; h < heads; h++ {
+			p := probs[(b*heads+h)*tl*tl:]
+			for i := 0; i < tl; i++ {
+				for j := 0; j < tl; j++ {
+					if !allowed(valid[b*tl:], tp, i, j) && p[i*tl+j] != 0 {
+						t.Fatalf("sequence %d head %d: masked P[%d][%d] = %v, want exactly 0", b, h, i, j, p[i*tl+j])
+					}
+				}
+			}
+		}
+	}
+	dqkv := make([]float64, len(qkv))
+	attnBackward(qkv, probs, r, nb, tl, d, heads, dqkv)
+	checkGrad(t, "attention q|k|v", loss, qkv, dqkv)
+	// Padded keys and values (and, since nothing reads them, the queries of
+	// padded positions' outputs aside) get no gradient.
+	for _, pos := range []int{2, tl + 1} {
+		for c := d; c < 3*d; c++ {
+			if g := dqkv[pos*3*d+c]; g != 0 {
+				t.Errorf("padded position %d: key/value gradient %v, want 0", pos, g)
+			}
+		}
+	}
+}
+
+func TestCategoricalGradients(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const k = 5
+	z := randVec[float64](rng, k, 2)
+	const a = 3
+	wlp, went := 0.7, -1.3
+	lp := make([]float64, k)
+	loss := func() float64 { logSoftmax(z, 1, k, lp); return wlp*lp[a] + went*entropy(lp) }
+	loss()
+	dz := make([]float64, k)
+	categoricalBack(lp, entropy(lp), a, wlp, went, dz)
+	checkGrad(t, "categorical logits", loss, z, dz)
+}
+
+// tinyConfig is small enough to finite-difference every parameter.
+func tinyConfig(slim bool) Config {
+	return Config{ImageSize: 4, Patch: 2, Cameras: 2, Dim: 8, Layers: 2, Heads: 2, MLPRatio: 2,
+		MaxInstr: 3, WordVocab: 5, VocabSize: 16, ActionDims: 3, Bins: 6, ProprioDim: 2, SlimHead: slim}
+}
+
+func randObs(rng *rand.Rand, c Config, n int) []Obs {
+	batch := make([]Obs, n)
+	for i := range batch {
+		o := Obs{Proprio: randVec[float32](rng, c.ProprioDim, 1)}
+		for range c.Cameras {
+			im := make([]uint8, c.ImageSize*c.ImageSize*3)
+			for j := range im {
+				im[j] = uint8(rng.IntN(256))
+			}
+			o.Images = append(o.Images, im)
+		}
+		// Instruction lengths vary, so some samples are padded.
+		for j := 0; j < c.MaxInstr-i%2; j++ {
+			o.Instr = append(o.Instr, rng.IntN(c.WordVocab))
+		}
+		batch[i] = o
+	}
+	return batch
+}
+
+func randTokens(rng *rand.Rand, c Config, n int) [][]int {
+	tk := make([][]int, n)
+	for i := range tk {
+		for range c.ActionDims {
+			tk[i] = append(tk[i], rng.IntN(c.Bins))
+		}
+	}
+	return tk
+}
+
+// perturb adds N(0, s²) to every parameter, so that layer-norm gains,
+// biases and the head are far from their init and no term is negligible.
+func perturb[F Float](x []F, s float64, rng *rand.Rand) {
+	for i := range x {
+		x[i] += F(s * rng.NormFloat64())
+	}
+}
+
+func TestModelGradients(t *testing.T) {
+	for _, slim := range []bool{true, false} {
+		name := map[bool]string{true: "slim", false: "full"}[slim]
+		t.Run(name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(9, 10))
+			c := tinyConfig(slim)
+			m := NewNet[float64](c, rng)
+			perturb(m.Params(), 0.3, rng)
+			const nb = 3
+			batch := randObs(rng, c, nb)
+			tokens := randTokens(rng, c, nb)
+			wlp := randVec[float64](rng, nb*c.ActionDims, 1)
+			went := randVec[float64](rng, nb*c.ActionDims, 1)
+			wv := randVec[float64](rng, nb, 1)
+			loss := func() float64 {
+				tp := m.Forward(batch, tokens)
+				return dot(wlp, tp.Logp) + dot(went, tp.Entropy) + dot(wv, tp.Value)
+			}
+			m.ZeroGrads()
+			m.Backward(m.Forward(batch, tokens), wlp, went, wv)
+			grads := append([]float64(nil), m.Grads()...)
+			if slim && len(grads) != c.ParamCount()-(c.VocabSize-c.Bins)*c.Dim {
+				t.Fatalf("slim head: %d gradients for %d parameters, want the non-action LM-head rows left out", len(grads), c.ParamCount())
+			}
+			for _, s := range m.Spans() {
+				n := 1
+				for _, v := range s.Shape {
+					n *= v
+				}
+				if s.Offset+n > len(grads) {
+					continue // the slim head's frozen rows, checked below
+				}
+				checkGrad(t, s.Name, loss, m.Params()[s.Offset:s.Offset+n], grads[s.Offset:s.Offset+n])
+			}
+			// The pad token's embedding row is only ever read at masked
+			// positions: its gradient is exactly 0.
+			pad := m.w.tok.g[c.PadID()*c.Dim : (c.PadID()+1)*c.Dim]
+			for j, g := range pad {
+				if g != 0 {
+					t.Errorf("pad embedding gradient [%d] = %v, want 0", j, g)
+				}
+			}
+			if slim {
+				// The slim head never reads the other LM-head rows.
+				before := loss()
+				perturb(m.w.headRest.w, 1, rng)
+				if after := loss(); after != before {
+					t.Errorf("slim head: loss moved from %v to %v when non-action LM-head rows changed", before, after)
+				}
+			}
+		})
+	}
+}

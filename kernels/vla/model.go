@@ -1,0 +1,105 @@
+package vla
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// Net is the micro-VLA with element type F. [Model] (float32) is the one
+// that acts and trains; the float64 instantiation runs the same code for
+// gradient checks.
+type Net[F Float] struct {
+	cfg           Config
+	params, grads []F
+	w             weights[F]
+	spans         []Span
+}
+
+// Model is the float32 micro-VLA.
+type Model = Net[float32]
+
+// New returns a float32 model with freshly initialised parameters. It
+// panics if cfg is invalid (see [Config.Validate]).
+func New(cfg Config, rng *rand.Rand) *Model { return NewNet[float32](cfg, rng) }
+
+// NewNet returns a model with element type F, initialised GPT-2 style
+// (Radford et al. 2019): every matrix and embedding from N(0, 0.02²), the
+// residual-stream output projections (attention out, MLP fc2) from N(0,
+// (0.02/√(2·Layers))²), the patch stems and the proprio map from N(0,
+// 1/fan_in) since their inputs are raw features of order 1, layer-norm gains
+// 1, all biases 0. The LM head's small init makes the first action-token
+// distributions near uniform.
+func NewNet[F Float](cfg Config, rng *rand.Rand) *Net[F] {
+	if err := cfg.Validate(); err != nil {
+		panic(fmt.Sprintf("vla: New: %v", err))
+	}
+	total := cfg.ParamCount()
+	m := &Net[F]{cfg: cfg, params: make([]F, total), grads: make([]F, cfg.TrainableCount())}
+	m.w, m.spans, _, _ = buildLayout(cfg, m.params, m.grads)
+	normal := func(x []F, std float64) {
+		for i := range x {
+			x[i] = F(std * rng.NormFloat64())
+		}
+	}
+	ones := func(x []F) {
+		for i := range x {
+			x[i] = 1
+		}
+	}
+	const std = 0.02
+	resid := std / math.Sqrt(2*float64(cfg.Layers))
+	pd := cfg.Patch * cfg.Patch * 3
+	for c := range m.w.stemW {
+		normal(m.w.stemW[c].w, 1/math.Sqrt(float64(pd)))
+		normal(m.w.posImg[c].w, std)
+	}
+	normal(m.w.cam.w, std)
+	normal(m.w.tok.w, std)
+	normal(m.w.seqPos.w, std)
+	normal(m.w.propW.w, 1/math.Sqrt(float64(cfg.ProprioDim)))
+	for _, b := range m.w.blocks {
+		ones(b.ln1g.w)
+		ones(b.ln2g.w)
+		normal(b.qkvW.w, std)
+		normal(b.oW.w, resid)
+		normal(b.fc1W.w, std)
+		normal(b.fc2W.w, resid)
+	}
+	ones(m.w.lnfG.w)
+	normal(m.w.valW.w, std)
+	normal(m.w.headAct.w, std)
+	normal(m.w.headRest.w, std)
+	return m
+}
+
+// Config returns the model's configuration.
+func (m *Net[F]) Config() Config { return m.cfg }
+
+// Params returns the flat parameter slice (the model's own storage; see
+// [Net.Spans] for its layout).
+func (m *Net[F]) Params() []F { return m.params }
+
+// Grads returns the flat gradient slice, parallel to Params()[:len(Grads())]:
+// with the slim head it stops before the non-action LM-head rows, which are
+// the last (V−Bins)·Dim parameters and are never trained.
+func (m *Net[F]) Grads() []F { return m.grads }
+
+// Trainable returns the parameters that have gradients,
+// Params()[:len(Grads())], the slice an optimizer updates.
+func (m *Net[F]) Trainable() []F { return m.params[:len(m.grads)] }
+
+// ZeroGrads clears the gradients; Backward accumulates.
+func (m *Net[F]) ZeroGrads() { clear(m.grads) }
+
+// Spans lists the parameter tensors in layout order.
+func (m *Net[F]) Spans() []Span { return append([]Span(nil), m.spans...) }
+
+// SetSlimHead switches between the slim and the full head on the same
+// parameters; the gradient slice is reallocated (and zeroed) to the new
+// trainable length.
+func (m *Net[F]) SetSlimHead(slim bool) {
+	m.cfg.SlimHead = slim
+	m.grads = make([]F, m.cfg.TrainableCount())
+	m.w, _, _, _ = buildLayout(m.cfg, m.params, m.grads)
+}
