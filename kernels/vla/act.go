@@ -21,6 +21,12 @@ import (
 // ratios; they differ from the sampling distribution's log-probs by log Z,
 // Z the V-softmax mass of the action tokens (near 1 once trained).
 func (m *Net[F]) Act(batch []Obs, rng *rand.Rand, greedy bool) (tokens [][]int, logp [][]F, value []F) {
+	return m.act(batch, rng, greedy, nil)
+}
+
+// act is Act; onLogp, when not nil, sees each position's nb × headWidth
+// log-softmax (for the tests that compare it with Forward's).
+func (m *Net[F]) act(batch []Obs, rng *rand.Rand, greedy bool, onLogp func(pos int, logp []F)) (tokens [][]int, logp [][]F, value []F) {
 	c := m.cfg
 	nb, d, hid := len(batch), c.Dim, c.MLPRatio*c.Dim
 	tp, tmax, na := c.PrefixLen(), c.SeqLen(), c.ActionDims
@@ -99,6 +105,9 @@ func (m *Net[F]) Act(batch []Obs, rng *rand.Rand, greedy bool) (tokens [][]int, 
 		layerNorm(x, nb, d, m.w.lnfG.w, m.w.lnfB.w, ln, mu, rs)
 		m.headLogits(ln, nb, logits)
 		logSoftmax(logits, nb, k, logits)
+		if onLogp != nil {
+			onLogp(j, logits)
+		}
 		base := m.actionCol(0)
 		for i := 0; i < nb; i++ {
 			row := logits[i*k : (i+1)*k]

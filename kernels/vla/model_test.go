@@ -1,0 +1,247 @@
+package vla
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+func TestConfigValidate(t *testing.T) {
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatalf("default config: %v", err)
+	}
+	cases := []struct {
+		edit func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.Dim, c.Heads = 100, 3 }, "dim 100 is not divisible by heads 3"},
+		{func(c *Config) { c.Patch = 7 }, "patch 7 does not divide the image size 64"},
+		{func(c *Config) { c.VocabSize = 1200 }, "vocabulary size 1200 is too small for 1000 words + 2 specials + 256 action bins = 1258"},
+		{func(c *Config) { c.Layers = 0 }, "layers must be positive, got 0"},
+	}
+	for _, tc := range cases {
+		c := DefaultConfig()
+		tc.edit(&c)
+		err := c.Validate()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Validate() = %v, want an error containing %q", err, tc.want)
+		}
+	}
+}
+
+func TestParamCountMatchesLayout(t *testing.T) {
+	c := DefaultConfig()
+	d, hid, pd := c.Dim, c.MLPRatio*c.Dim, c.Patch*c.Patch*3
+	block := 2*d + 3*d*d + 3*d + d*d + d + 2*d + hid*d + hid + d*hid + d
+	want := c.Cameras*(d*pd+d+c.PatchesPerCamera()*d) + c.Cameras*d + c.VocabSize*d +
+		(c.MaxInstr+1+c.ActionDims)*d + d*c.ProprioDim + d + c.Layers*block + 2*d + d + 1 + c.VocabSize*d
+	if got := c.ParamCount(); got != want {
+		t.Fatalf("ParamCount = %d, want %d", got, want)
+	}
+	if got, want := c.TrainableCount(), want-(c.VocabSize-c.Bins)*d; got != want {
+		t.Fatalf("slim TrainableCount = %d, want %d", got, want)
+	}
+	c.SlimHead = false
+	if c.TrainableCount() != c.ParamCount() {
+		t.Fatalf("full head: TrainableCount %d != ParamCount %d", c.TrainableCount(), c.ParamCount())
+	}
+}
+
+func TestActionTokensRoundTrip(t *testing.T) {
+	c := DefaultConfig()
+	low := []float64{-1, -1, -1, -1, -1, -1, -1}
+	high := []float64{1, 1, 1, 1, 1, 1, 1}
+	a := []float64{-1, -0.999, 0, 0.5, 1, 2, math.NaN()}
+	tk := c.ActionToTokens(a, low, high)
+	want := []int{0, 0, 128, 192, 255, 255, 0}
+	for i := range want {
+		if tk[i] != want[i] {
+			t.Fatalf("ActionToTokens(%v) = %v, want %v", a, tk, want)
+		}
+	}
+	back := c.TokensToAction(tk, low, high)
+	// Bin centres −1 + (b + ½)·2/256; within half a bin (1/256) of the
+	// in-range inputs.
+	for i := 0; i < 5; i++ {
+		if math.Abs(back[i]-a[i]) > 1.0/256+1e-12 {
+			t.Errorf("dimension %d: %v → token %d → %v, more than half a bin away", i, a[i], tk[i], back[i])
+		}
+	}
+	if back[2] != -1+128.5*2/256 {
+		t.Errorf("centre of bin 128 = %v, want %v", back[2], -1+128.5*2/256)
+	}
+}
+
+// TestKVCacheMatchesTeacherForcing decodes with the KV cache and rescores
+// the decoded tokens with the teacher-forced pass: every position's whole
+// log-softmax row and the values must agree.
+func TestKVCacheMatchesTeacherForcing(t *testing.T) {
+	for _, slim := range []bool{true, false} {
+		c := tinyConfig(slim)
+		c.Layers, c.ActionDims = 2, 5
+		rng := rand.New(rand.NewPCG(11, 12))
+		m64 := NewNet[float64](c, rng)
+		perturb(m64.Params(), 0.5, rng)
+		m32 := NewNet[float32](c, rng)
+		for i, v := range m64.Params() {
+			m32.Params()[i] = float32(v)
+		}
+		batch := randObs(rng, c, 4)
+		// float64: the cached and the full pass sum the same terms in
+		// different orders, so they agree to a few ulps of values of order
+		// 1-10: 1e-12. float32: ε32 = 6e-8 times the same amplification
+		// (≲ 100 through 2 layers and the log-softmax): 1e-5 on log-probs
+		// of order 1-3.
+		checkKV(t, m64, batch, rand.New(rand.NewPCG(1, 1)), 1e-12)
+		checkKV(t, m32, batch, rand.New(rand.NewPCG(1, 1)), 1e-5)
+	}
+}
+
+func checkKV[F Float](t *testing.T, m *Net[F], batch []Obs, rng *rand.Rand, tol float64) {
+	t.Helper()
+	c := m.Config()
+	k := m.headWidth()
+	rows := make([][]F, c.ActionDims)
+	tokens, logp, value := m.act(batch, rng, false, func(j int, lp []F) { rows[j] = append([]F(nil), lp...) })
+	tape := m.Forward(batch, tokens)
+	worst := 0.0
+	for i := range batch {
+		for j := 0; j < c.ActionDims; j++ {
+			r := i*c.ActionDims + j
+			tf := tape.logp[r*k : (r+1)*k]
+			kv := rows[j][i*k : (i+1)*k]
+			for q := range tf {
+				worst = math.Max(worst, math.Abs(float64(tf[q]-kv[q])))
+			}
+			worst = math.Max(worst, math.Abs(float64(tape.Logp[r]-logp[i][j])))
+		}
+		worst = math.Max(worst, math.Abs(float64(tape.Value[i]-value[i])))
+	}
+	t.Logf("slim=%v %T: KV cache vs teacher forcing: max |diff| %.3g", c.SlimHead, value[0], worst)
+	if worst > tol {
+		t.Errorf("slim=%v %T: KV-cache decode and teacher forcing differ by %.3g, want ≤ %g", c.SlimHead, value[0], worst, tol)
+	}
+	// Greedy decoding picks the teacher-forced argmax at every position.
+	gt, _, _ := m.Act(batch, nil, true)
+	gtape := m.Forward(batch, gt)
+	for i := range batch {
+		for j := 0; j < c.ActionDims; j++ {
+			if gtape.Greedy[i*c.ActionDims+j] != gt[i][j] {
+				t.Fatalf("greedy token %d of sample %d = %d, teacher-forced argmax %d", j, i, gt[i][j], gtape.Greedy[i*c.ActionDims+j])
+			}
+		}
+	}
+}
+
+// TestSlimVersusFullHead: on the same parameters the slim head's logits are
+// the full head's logits on the action-token rows (the same products), but
+// the full softmax normalises over all V tokens, so each position's
+// action-token log-probs are the slim ones shifted by log Z < 0, Z the full
+// softmax's mass on the action tokens; and only the full head sends
+// gradient to the other LM-head rows.
+func TestSlimVersusFullHead(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	c := tinyConfig(true)
+	slim := NewNet[float32](c, rng)
+	perturb(slim.Params(), 0.5, rng)
+	c.SlimHead = false
+	full := NewNet[float32](c, rng)
+	copy(full.Params(), slim.Params())
+	h := randVec[float32](rng, 3*c.Dim, 1)
+	ls, lf := make([]float32, 3*c.Bins), make([]float32, 3*c.VocabSize)
+	slim.headLogits(h, 3, ls)
+	full.headLogits(h, 3, lf)
+	base := c.ActionTokenID(0)
+	for i := 0; i < 3; i++ {
+		for b := 0; b < c.Bins; b++ {
+			// The same gemm call on the same rows: bitwise equal.
+			if ls[i*c.Bins+b] != lf[i*c.VocabSize+base+b] {
+				t.Fatalf("row %d bin %d: slim logit %v, full logit %v", i, b, ls[i*c.Bins+b], lf[i*c.VocabSize+base+b])
+			}
+		}
+	}
+	batch := randObs(rng, c, 3)
+	tokens := randTokens(rng, c, 3)
+	ts, tf := slim.Forward(batch, tokens), full.Forward(batch, tokens)
+	for r := range ts.Logp {
+		ps := ts.logp[r*c.Bins : (r+1)*c.Bins]
+		pf := tf.logp[r*c.VocabSize+base : r*c.VocabSize+base+c.Bins]
+		z := 0.0
+		for _, l := range pf {
+			z += math.Exp(float64(l))
+		}
+		if !(z < 1) {
+			t.Fatalf("position %d: full head puts mass %v on the action tokens, want < 1", r, z)
+		}
+		for b := range ps {
+			// Log-softmax of the same logits, shifted by log Z, in float32:
+			// a few ulps of values of order 1-5: 1e-5.
+			if d := float64(pf[b]-ps[b]) - math.Log(z); math.Abs(d) > 1e-5 {
+				t.Fatalf("position %d bin %d: full − slim log-prob = %v, want log Z = %v", r, b, pf[b]-ps[b], math.Log(z))
+			}
+		}
+	}
+	full.ZeroGrads()
+	full.Backward(tf, randVec[float32](rng, len(tf.Logp), 1), nil, nil)
+	rest := full.w.headRest.g
+	nz := 0
+	for _, g := range rest {
+		if g != 0 {
+			nz++
+		}
+	}
+	if nz != len(rest) {
+		t.Errorf("full head: %d of %d non-action LM-head gradients are non-zero, want all", nz, len(rest))
+	}
+	if len(slim.Grads()) != len(full.Grads())-len(rest) {
+		t.Errorf("slim head has %d gradients, full %d; want the %d other rows fewer", len(slim.Grads()), len(full.Grads()), len(rest))
+	}
+}
+
+// TestFloat32MatchesFloat64 ties the float32 model to the float64 mirror
+// the gradient checks run on: same parameters, same outputs and gradients
+// up to float32 rounding.
+func TestFloat32MatchesFloat64(t *testing.T) {
+	for _, slim := range []bool{true, false} {
+		c := tinyConfig(slim)
+		rng := rand.New(rand.NewPCG(15, 16))
+		m64 := NewNet[float64](c, rng)
+		perturb(m64.Params(), 0.3, rng)
+		m32 := NewNet[float32](c, rng)
+		for i, v := range m64.Params() {
+			m32.Params()[i] = float32(v)
+		}
+		batch := randObs(rng, c, 3)
+		tokens := randTokens(rng, c, 3)
+		w := randVec[float64](rng, 3*c.ActionDims, 1)
+		t64, t32 := m64.Forward(batch, tokens), m32.Forward(batch, tokens)
+		m64.Backward(t64, w, w, []float64{1, -1, 0.5})
+		w32 := make([]float32, len(w))
+		for i, v := range w {
+			w32[i] = float32(v)
+		}
+		m32.Backward(t32, w32, w32, []float32{1, -1, 0.5})
+		// ε32 = 6e-8 per operation; through 2 blocks, layer norms and
+		// softmaxes the relative error grows by ≲ 100: 1e-5 relative to the
+		// largest output / gradient.
+		cmp := func(name string, a []float64, b []float32) {
+			scale := 0.0
+			for _, v := range a {
+				scale = math.Max(scale, math.Abs(v))
+			}
+			worst := 0.0
+			for i := range a {
+				worst = math.Max(worst, math.Abs(a[i]-float64(b[i])))
+			}
+			t.Logf("slim=%v %s: max |float32 − float64| %.3g, scale %.3g", slim, name, worst, scale)
+			if worst > 1e-5*math.Max(1, scale) {
+				t.Errorf("slim=%v %s: float32 and float64 differ by %.3g (scale %.3g)", slim, name, worst, scale)
+			}
+		}
+		cmp("log-probs", t64.Logp, t32.Logp)
+		cmp("entropies", t64.Entropy, t32.Entropy)
+		cmp("values", t64.Value, t32.Value)
+		cmp("gradients", m64.Grads(), m32.Grads())
+	}
+}
