@@ -124,7 +124,8 @@ func lrSchedule(a specs.Algorithm, totalUpdates int) kernels.LRSchedule {
 
 // advNorm maps the spec's advantage normalisation: norm_adv = false switches it off;
 // otherwise "global" normalises over the whole training batch (across trainer shards),
-// "batch" per minibatch as CleanRL does (kernels' "minibatch"), and "none" not at all.
+// "minibatch" per minibatch as CleanRL does, and "none" not at all. Configs from older
+// histories spell "minibatch" as "batch"; the default branch covers both.
 func advNorm(a specs.Algorithm) string {
 	if !a.NormAdv {
 		return kernels.AdvNormNone

@@ -8,6 +8,7 @@ import (
 	"github.com/accerl/accerl/activities/checkpoint"
 	"github.com/accerl/accerl/activities/engine"
 	"github.com/accerl/accerl/reports"
+	"github.com/accerl/accerl/runstate"
 	"github.com/accerl/accerl/specs"
 )
 
@@ -23,7 +24,7 @@ func TestTrainSegmentEvaluates(t *testing.T) {
 		for seg := int32(1); seg <= 2; seg++ {
 			out = append(out, runner.run(TrainSegmentInput{
 				RunDir: dir, Experiment: "e", Arm: "base", Seed: 3, SpecHash: "h", Config: cfg,
-				Segment: seg, Updates: 3, TotalUpdates: 16,
+				Plan: runstate.Plan{Segment: seg, Updates: 3, TotalUpdates: 16},
 			}))
 		}
 		return dir, out

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/accerl/accerl/reports"
+	"github.com/accerl/accerl/runstate"
 	"github.com/accerl/accerl/specs"
 )
 
@@ -52,7 +53,7 @@ func TestCorruptCheckpointFallsBack(t *testing.T) {
 		t.Helper()
 		return runner.run(TrainSegmentInput{
 			RunDir: runDir, Experiment: "e", Arm: "base", Seed: 1, SpecHash: "h", Config: c,
-			Segment: seg, Updates: 2, TotalUpdates: 32,
+			Plan: runstate.Plan{Segment: seg, Updates: 2, TotalUpdates: 32},
 		})
 	}
 	for seg := int32(1); seg <= 3; seg++ {

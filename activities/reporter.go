@@ -6,25 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/accerl/accerl/reports"
-	"github.com/accerl/accerl/specs"
 )
 
 // Reporter writes experiment-level files: the experiment manifest and the report.
 type Reporter struct{}
-
-// PrepareExperimentInput describes the experiment whose output directory is being set up.
-type PrepareExperimentInput struct {
-	ExpDir     string           `json:"exp_dir"`
-	Experiment specs.Experiment `json:"experiment"`
-	// Created is when the experiment workflow started.
-	Created time.Time `json:"created"`
-}
-
-// PrepareExperimentResult is empty; it exists so fields can be added later.
-type PrepareExperimentResult struct{}
 
 // PrepareExperiment creates the experiment directory and writes experiment.json, unless a
 // manifest for the same spec hash is already there (a resumed experiment keeps its original
@@ -89,19 +76,6 @@ func experimentManifest(in PrepareExperimentInput) (reports.ExperimentManifest, 
 		}
 	}
 	return m, nil
-}
-
-// ReportInput names the experiment directory to report on.
-type ReportInput struct {
-	ExpDir string `json:"exp_dir"`
-}
-
-// ReportResult says where the report went.
-type ReportResult struct {
-	Markdown    string   `json:"markdown"`
-	ResultsJSON string   `json:"results_json"`
-	Figures     []string `json:"figures"`
-	Partial     bool     `json:"partial"`
 }
 
 // Report regenerates the report from the stored metrics of every run.

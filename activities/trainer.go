@@ -17,6 +17,7 @@ import (
 	"github.com/accerl/accerl/activities/engine"
 	"github.com/accerl/accerl/activities/telemetry"
 	"github.com/accerl/accerl/reports"
+	"github.com/accerl/accerl/runstate"
 	"github.com/accerl/accerl/specs"
 )
 
@@ -24,83 +25,6 @@ import (
 // workers can hand it shared resources (device handles, caches) later without changing the
 // activity signatures.
 type Trainer struct{}
-
-// TrainSegmentInput is everything one training segment needs. The workflow fills it from
-// the resolved spec and its own counters.
-type TrainSegmentInput struct {
-	// RunDir is the run's output directory (<out>/<arm>/seed-<seed>).
-	RunDir string `json:"run_dir"`
-	// Experiment, Arm and Seed identify the run.
-	Experiment string `json:"experiment"`
-	Arm        string `json:"arm"`
-	Seed       uint64 `json:"seed"`
-	// SpecHash is the resolved experiment's hash; checkpoints record it.
-	SpecHash string `json:"spec_hash"`
-	// Config is the arm's resolved configuration.
-	Config specs.Config `json:"config"`
-	// Segment numbers segments from 1. Segment k resumes from the checkpoint of segment k-1.
-	Segment int32 `json:"segment"`
-	// Updates is how many trainer updates this segment runs.
-	Updates int `json:"updates"`
-	// TotalUpdates is the run's planned number of updates (for learning-rate annealing).
-	TotalUpdates int `json:"total_updates"`
-	// StartWallS is the run's accumulated training wall time before this segment.
-	StartWallS float64 `json:"start_wall_s"`
-	// Horizon is the imagination horizon H this segment uses when the world model is on (the
-	// Run workflow's schedule moves it between segments); 0 means world_model.horizon.start.
-	Horizon int `json:"horizon,omitempty"`
-	// WorldModelState is the checkpoint directory of the pretrained world model
-	// (PretrainWorldModelResult.Checkpoint). A run's first segment starts its world model from
-	// it; later segments carry the world model in their own checkpoints. Empty: the world model
-	// starts untrained and learns online only.
-	WorldModelState string `json:"world_model_state,omitempty"`
-}
-
-// TrainSegmentResult summarises a finished segment; the run workflow keeps these counters.
-type TrainSegmentResult struct {
-	Segment      int32   `json:"segment"`
-	Checkpoint   string  `json:"checkpoint"`
-	EnvSteps     int64   `json:"env_steps"`
-	Updates      int64   `json:"updates"`
-	Episodes     int64   `json:"episodes"`
-	RecentReturn float64 `json:"recent_return"` // mean of the run's last 100 episodes (NaN-free: 0 if none)
-	StepsPerS    float64 `json:"steps_per_s"`   // this segment's env steps per second
-	WallS        float64 `json:"wall_s"`        // the run's accumulated training wall time
-	ParamsSHA256 string  `json:"params_sha256"`
-	// BudgetReached is true once the run's env-step budget has been collected and trained on.
-	BudgetReached bool `json:"budget_reached"`
-	// Horizon is the imagination horizon the segment used (0 without a world model);
-	// ImaginedSteps the run's imagined steps trained on so far (they never count as EnvSteps).
-	Horizon       int   `json:"horizon,omitempty"`
-	ImaginedSteps int64 `json:"imagined_steps,omitempty"`
-	// WMValLoss is the world model's validation loss on recent real data: the mean over the
-	// segment's updates of the observation model's loss on each update's new real transitions,
-	// measured before it trained on them. HasWMValLoss is false when there was none (no world
-	// model, or not ready yet); the horizon schedule then leaves H as it is.
-	WMValLoss    float64 `json:"wm_val_loss,omitempty"`
-	HasWMValLoss bool    `json:"has_wm_val_loss,omitempty"`
-	// EvalReturn is the mean return of the evaluation episodes played after the segment
-	// (the spec's evaluation block); HasEval is false when none were played.
-	EvalReturn float64 `json:"eval_return,omitempty"`
-	HasEval    bool    `json:"has_eval,omitempty"`
-	// Warnings lists problems that did not stop the segment, such as a corrupt checkpoint
-	// that was skipped in favour of an older one.
-	Warnings []string `json:"warnings,omitempty"`
-}
-
-// Application error types returned by TrainSegment.
-const (
-	// ErrTypeTraining marks a failure of training itself (a non-finite loss, gradient or
-	// parameter). The run workflow retries the segment from the previous checkpoint a bounded
-	// number of times, then marks the run failed.
-	ErrTypeTraining = "training"
-	// ErrTypeBadInput marks input no retry can fix: a bad config, a missing checkpoint chain,
-	// a kernel panic.
-	ErrTypeBadInput = "bad-input"
-)
-
-// NonRetryableErrorTypes lists the error types Temporal must not retry by itself.
-var NonRetryableErrorTypes = []string{ErrTypeTraining, ErrTypeBadInput}
 
 // segmentProgress is the heartbeat payload of a running segment.
 type segmentProgress struct {
@@ -219,21 +143,23 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 		return res, err
 	}
 	res = TrainSegmentResult{
-		Segment:       in.Segment,
-		Checkpoint:    ckpt,
-		EnvSteps:      stats.EnvSteps,
-		Updates:       stats.Updates,
-		Episodes:      stats.Episodes,
-		RecentReturn:  recent,
-		StepsPerS:     stats.StepsPerS,
-		WallS:         in.StartWallS + stats.Wall.Seconds(),
-		ParamsSHA256:  eng.ParamsSHA256(),
-		BudgetReached: stats.BudgetReached,
-		Horizon:       stats.Horizon,
-		ImaginedSteps: stats.ImaginedSteps,
-		WMValLoss:     stats.WMValLoss,
-		HasWMValLoss:  stats.WMValUpdates > 0,
-		Warnings:      warnings,
+		Counters: runstate.Counters{
+			Segment:       in.Segment,
+			EnvSteps:      stats.EnvSteps,
+			Updates:       stats.Updates,
+			Episodes:      stats.Episodes,
+			RecentReturn:  recent,
+			WallS:         in.StartWallS + stats.Wall.Seconds(),
+			ImaginedSteps: stats.ImaginedSteps,
+		},
+		Checkpoint:       ckpt,
+		SegmentStepsPerS: stats.StepsPerS,
+		ParamsSHA256:     eng.ParamsSHA256(),
+		BudgetReached:    stats.BudgetReached,
+		Horizon:          stats.Horizon,
+		WMValLoss:        stats.WMValLoss,
+		HasWMValLoss:     stats.WMValUpdates > 0,
+		Warnings:         warnings,
 	}
 	if eval != nil {
 		res.EvalReturn, res.HasEval = eval.Mean(), true
@@ -244,7 +170,7 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 		Updates:      res.Updates,
 		Episodes:     res.Episodes,
 		FinalReturn:  recent,
-		StepsPerS:    safeDiv(float64(res.EnvSteps), res.WallS),
+		StepsPerS:    res.StepsPerS(),
 		WallS:        res.WallS,
 		ParamsSHA256: res.ParamsSHA256,
 		Segments:     in.Segment,
@@ -257,16 +183,6 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 	}
 	return res, nil
 }
-
-// FinishRunInput records a run's final status.
-type FinishRunInput struct {
-	RunDir string `json:"run_dir"`
-	Status string `json:"status"`
-	Error  string `json:"error,omitempty"`
-}
-
-// FinishRunResult is empty; it exists so fields can be added later.
-type FinishRunResult struct{}
 
 // FinishRun marks the run's summary.json with its final status (completed, stopped or failed)
 // and the error that ended it, if any.

@@ -35,24 +35,6 @@ const (
 // checkpoints (pretrain/step-NNNNNNNNN/).
 func WorldModelDir(runDir string) string { return filepath.Join(runDir, worldModelDir) }
 
-// CollectOfflineInput asks for a run's offline dataset.
-type CollectOfflineInput struct {
-	// RunDir is the run's output directory; the dataset goes to <RunDir>/worldmodel/dataset.
-	RunDir string `json:"run_dir"`
-	// Config is the arm's resolved configuration (env and world_model blocks).
-	Config specs.Config `json:"config"`
-	// Seed selects the episodes (episode e acts with rand.NewPCG(Seed, e)).
-	Seed uint64 `json:"seed"`
-}
-
-// CollectOfflineResult describes the dataset written.
-type CollectOfflineResult struct {
-	Dir      string `json:"dir"`
-	Episodes int    `json:"episodes"`
-	// Rows is the number of transitions: the offline env steps, reported beside the online ones.
-	Rows int `json:"rows"`
-}
-
 // CollectOffline records world_model.offline_trajectories episodes of the behaviour policy as
 // an Arrow IPC dataset (worldmodel.CollectOffline). It is idempotent: a verified dataset of the
 // same config is returned at once, and a retry after a crash keeps the finished shards.
@@ -76,35 +58,6 @@ func (w *WorldModel) CollectOffline(ctx context.Context, in CollectOfflineInput)
 		return CollectOfflineResult{}, err
 	}
 	return CollectOfflineResult{Dir: dir, Episodes: info.Episodes, Rows: info.Rows}, nil
-}
-
-// PretrainWorldModelInput asks for pretraining on a collected dataset.
-type PretrainWorldModelInput struct {
-	RunDir   string       `json:"run_dir"`
-	SpecHash string       `json:"spec_hash"`
-	Config   specs.Config `json:"config"`
-	Seed     uint64       `json:"seed"`
-	// DatasetDir is CollectOfflineResult.Dir.
-	DatasetDir string `json:"dataset_dir"`
-}
-
-// PretrainWorldModelResult summarises pretraining.
-type PretrainWorldModelResult struct {
-	// Checkpoint is the directory of the final state (TrainSegmentInput.WorldModelState).
-	Checkpoint string `json:"checkpoint"`
-	Steps      int    `json:"steps"`
-	// ResumedFrom is the step a retry resumed from (0: a fresh start).
-	ResumedFrom int `json:"resumed_from"`
-	// ValObsLoss and ValRewLoss are the held-out episodes' losses after the last step;
-	// ValObsNoChange is the observation loss of predicting "no change", the bar to beat.
-	// HasValLoss is false when too few episodes were collected to hold any out (the losses
-	// are then 0).
-	ValObsLoss     float64 `json:"val_obs_loss"`
-	ValRewLoss     float64 `json:"val_rew_loss"`
-	ValObsNoChange float64 `json:"val_obs_no_change"`
-	HasValLoss     bool    `json:"has_val_loss"`
-	TrainEpisodes  int     `json:"train_episodes"`
-	ValEpisodes    int     `json:"val_episodes"`
 }
 
 // pretrainProgress is the heartbeat payload of PretrainWorldModel.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/accerl/accerl/activities/checkpoint"
 	"github.com/accerl/accerl/reports"
+	"github.com/accerl/accerl/runstate"
 	"github.com/accerl/accerl/specs"
 )
 
@@ -120,7 +121,7 @@ func TestWorldModelActivities(t *testing.T) {
 
 	v, err := env.ExecuteActivity((&Trainer{}).TrainSegment, TrainSegmentInput{
 		RunDir: runDir, Experiment: "e", Arm: "base", Seed: 3, SpecHash: "h", Config: cfg,
-		Segment: 1, Updates: 4, TotalUpdates: 62, Horizon: 7, WorldModelState: retry.Checkpoint})
+		Plan: runstate.Plan{Segment: 1, Updates: 4, TotalUpdates: 62, Horizon: 7, WorldModelState: retry.Checkpoint}})
 	if err != nil {
 		t.Fatal(err)
 	}

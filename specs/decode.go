@@ -396,6 +396,29 @@ func (d *decoder) setEnum(attrs hcl.Attributes, prefix, name string, dst *string
 	d.src.record(path, rng)
 }
 
+// setEnumAliased is setEnum that also accepts the deprecated spellings in aliases (old →
+// current): such a value resolves to the current one, with a warning that names it.
+func (d *decoder) setEnumAliased(attrs hcl.Attributes, prefix, name string, dst *string, allowed []string, aliases map[string]string) {
+	if attr, ok := attrs[name]; ok {
+		if v, diags := attr.Expr.Value(d.ctx); !diags.HasErrors() && v.Type() == cty.String && v.IsKnown() && !v.IsNull() {
+			if cur, old := aliases[v.AsString()]; old {
+				path := joinPath(prefix, name)
+				rng := attr.Expr.Range()
+				d.diags = append(d.diags, &hcl.Diagnostic{
+					Severity: hcl.DiagWarning,
+					Summary:  "Deprecated value",
+					Detail:   fmt.Sprintf("%s = %q is the old spelling of %q and means the same; write %q instead.", path, v.AsString(), cur, cur),
+					Subject:  rng.Ptr(),
+				})
+				*dst = cur
+				d.src.record(path, rng)
+				return
+			}
+		}
+	}
+	d.setEnum(attrs, prefix, name, dst, allowed)
+}
+
 // setString decodes a free-form string attribute into dst.
 func (d *decoder) setString(attrs hcl.Attributes, prefix, name string, dst *string) {
 	path := joinPath(prefix, name)

@@ -61,7 +61,11 @@ const (
 	// AdvantageNormGlobal normalises over the whole training batch, across
 	// trainer ranks when there are several (the AcceRL choice).
 	AdvantageNormGlobal = "global"
-	// AdvantageNormBatch normalises each minibatch separately, as CleanRL does.
+	// AdvantageNormMinibatch normalises each minibatch separately, as CleanRL does.
+	AdvantageNormMinibatch = "minibatch"
+	// AdvantageNormBatch is the old spelling of AdvantageNormMinibatch, still accepted with
+	// a deprecation warning and resolved to "minibatch" (it read as "the whole batch", which
+	// is what "global" does).
 	AdvantageNormBatch = "batch"
 	// AdvantageNormNone leaves advantages as computed by GAE.
 	AdvantageNormNone = "none"
@@ -112,7 +116,7 @@ func algorithms() []string {
 }
 
 func advantageNorms() []string {
-	return []string{AdvantageNormGlobal, AdvantageNormBatch, AdvantageNormNone}
+	return []string{AdvantageNormGlobal, AdvantageNormMinibatch, AdvantageNormNone}
 }
 
 func lrSchedules() []string {
@@ -125,6 +129,18 @@ func worldModelBehaviours() []string { return []string{WorldModelBehaviourRandom
 
 func worldModelRewards() []string {
 	return []string{WorldModelRewardDirect, WorldModelRewardSuccessDelta}
+}
+
+// envDiscrete reports whether an environment kind takes discrete actions (one of N) rather
+// than a continuous vector; ok is false for an unknown kind.
+func envDiscrete(kind string) (discrete, ok bool) {
+	switch kind {
+	case EnvCartPole, EnvAcrobot:
+		return true, true
+	case EnvPendulum, EnvMountainCarContinuous:
+		return false, true
+	}
+	return false, false
 }
 
 // DefaultMaxEpisodeSteps returns the episode step limit of an environment
@@ -190,7 +206,7 @@ func DefaultConfig() Config {
 			BatchSteps:      512,
 			NormAdv:         true,
 			RecomputeValues: false,
-			AdvantageNorm:   AdvantageNormBatch,
+			AdvantageNorm:   AdvantageNormMinibatch,
 			GIPOSigma:       0.5,
 			KLCoef:          0,
 			LRSchedule:      LRScheduleLinear,

@@ -127,3 +127,25 @@ func checkWellFormed(t *testing.T, path string, d *hcl.Diagnostic) {
 		t.Errorf("diagnostic %q: subject %v has no line and column", d.Summary, d.Subject)
 	}
 }
+
+// The old spelling advantage_norm = "batch" (which meant per minibatch) still validates,
+// resolves to "minibatch", and warns at the value.
+func TestDeprecatedAdvantageNormBatch(t *testing.T) {
+	src := `experiment "e" {
+  budget { env_steps = 1000 }
+  env "cartpole" {}
+  algorithm "ppo" { advantage_norm = "batch" }
+}
+`
+	exp, diags := specs.Parse("e.hcl", []byte(src), nil)
+	if diags.HasErrors() {
+		t.Fatalf("unexpected errors: %v", diags)
+	}
+	if got := exp.Arms[0].Config.Algorithm.AdvantageNorm; got != specs.AdvantageNormMinibatch {
+		t.Errorf("advantage_norm resolved to %q, want %q", got, specs.AdvantageNormMinibatch)
+	}
+	if len(diags) != 1 || diags[0].Severity != hcl.DiagWarning || diags[0].Summary != "Deprecated value" ||
+		diags[0].Subject == nil || diags[0].Subject.Start.Line != 4 || !strings.Contains(diags[0].Detail, `write "minibatch"`) {
+		t.Errorf("diagnostics = %v, want one deprecation warning on line 4 naming \"minibatch\"", diags)
+	}
+}

@@ -78,7 +78,7 @@
 //	    batch_steps      = 512     # env steps consumed per update, >= 1
 //	    norm_adv         = true    # false disables normalisation whatever advantage_norm says
 //	    recompute_values = false   # recompute V(o_t) with current parameters before GAE
-//	    advantage_norm   = "batch" # global (whole batch, all ranks) | batch (per minibatch) | none
+//	    advantage_norm   = "minibatch" # global (whole batch, all ranks) | minibatch (per minibatch; "batch" is the deprecated old spelling) | none
 //	    gipo_sigma       = 0.5     # GIPO's Gaussian width σ, > 0
 //	    kl_coef          = 0.0     # extra KL(π_old‖π) penalty, >= 0
 //	    lr_schedule      = "linear" # linear | cosine | constant (with anneal_lr = true)

@@ -68,7 +68,9 @@ type Algorithm struct {
 	// computing advantages (policy-lag compensation).
 	RecomputeValues bool `json:"recompute_values"`
 	// AdvantageNorm is the normalisation scope: AdvantageNormGlobal,
-	// AdvantageNormBatch or AdvantageNormNone.
+	// AdvantageNormMinibatch or AdvantageNormNone. Configs decoded from
+	// older workflow histories may hold the old spelling AdvantageNormBatch,
+	// which means AdvantageNormMinibatch.
 	AdvantageNorm string `json:"advantage_norm"`
 	// GIPOSigma is GIPO's σ in w = exp(-½ (log ρ / σ)²). > 0.
 	GIPOSigma float64 `json:"gipo_sigma"`
@@ -148,7 +150,7 @@ func (d *decoder) decodeAlgorithm(block *hcl.Block, a *Algorithm) {
 	d.setInt(c, p, attrBatchSteps, &a.BatchSteps, atLeast(1))
 	d.setBool(c, p, attrNormAdv, &a.NormAdv)
 	d.setBool(c, p, attrRecomputeValues, &a.RecomputeValues)
-	d.setEnum(c, p, attrAdvantageNorm, &a.AdvantageNorm, advantageNorms())
+	d.setEnumAliased(c, p, attrAdvantageNorm, &a.AdvantageNorm, advantageNorms(), map[string]string{AdvantageNormBatch: AdvantageNormMinibatch})
 	d.setFloat(c, p, attrGIPOSigma, &a.GIPOSigma, greaterThan(0))
 	d.setFloat(c, p, attrKLCoef, &a.KLCoef, atLeast(0))
 	d.setEnum(c, p, attrLRSchedule, &a.LRSchedule, lrSchedules())

@@ -2,6 +2,7 @@ package specs
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 	"strings"
 
@@ -63,6 +64,34 @@ func (c Config) Clone() Config {
 	c.WorldModel.ObsHidden = append([]int(nil), c.WorldModel.ObsHidden...)
 	c.WorldModel.RewHidden = append([]int(nil), c.WorldModel.RewHidden...)
 	return c
+}
+
+// StepsPerUpdate is how many real env steps one trainer update consumes. With the world
+// model on, only the share the imagination ratio leaves to real data counts, max(1, batch −
+// round(ratio·batch)). In sync mode every env collects the same whole number of steps per
+// round, so that is rounded up to a multiple of the number of envs; in async mode it is used
+// as is (an update takes more real steps while B_img is short, so the plan is an upper bound
+// on the updates).
+func (c Config) StepsPerUpdate() int64 {
+	b := int64(max(1, c.Algorithm.BatchSteps))
+	if w := c.WorldModel; w.Enabled {
+		b = max(1, b-int64(math.Round(w.ImaginationRatio*float64(b))))
+	}
+	if c.Pipeline.Mode == ModeSync {
+		n := int64(max(1, c.Pipeline.Workers*c.Pipeline.EnvsPerWorker))
+		return (b + n - 1) / n * n
+	}
+	return b
+}
+
+// TotalUpdates is the run's planned number of updates, ceil(budget.env_steps /
+// StepsPerUpdate): the horizon over which an annealed learning rate decays.
+func (c Config) TotalUpdates() int64 {
+	if c.Budget.EnvSteps <= 0 {
+		return 0
+	}
+	per := c.StepsPerUpdate()
+	return (c.Budget.EnvSteps + per - 1) / per
 }
 
 // Arm returns the arm called name and whether it exists.

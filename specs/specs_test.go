@@ -41,7 +41,7 @@ func fullBase() specs.Config {
 	return specs.Config{
 		Budget: specs.Budget{EnvSteps: 100000, WallTime: 30 * time.Minute},
 		Env: specs.Env{
-			Kind:            "acrobot",
+			Kind:            "pendulum",
 			MaxEpisodeSteps: 400,
 			Latency: specs.Latency{
 				Kind: "lognormal", Median: 7 * time.Millisecond,
@@ -130,8 +130,8 @@ func TestParseMinimalSpec(t *testing.T) {
 	want := specs.Config{
 		Budget: specs.Budget{EnvSteps: 5000, WallTime: 0},
 		Env: specs.Env{
-			Kind:            "pendulum",
-			MaxEpisodeSteps: 200, // Pendulum-v1's TimeLimit
+			Kind:            "cartpole",
+			MaxEpisodeSteps: 500, // CartPole-v1's TimeLimit
 			Latency: specs.Latency{
 				Kind: "none", Median: 5 * time.Millisecond,
 				Sigma: 1.0, SlowFraction: 0.25, SlowFactor: 3.0,
@@ -142,7 +142,7 @@ func TestParseMinimalSpec(t *testing.T) {
 			Name: "ppo", LearningRate: 2.5e-4, AnnealLR: true, Gamma: 0.99, GAELambda: 0.95,
 			Clip: 0.2, ValueCoef: 0.5, EntropyCoef: 0.01, MaxGradNorm: 0.5,
 			Epochs: 4, Minibatches: 4, BatchSteps: 512, NormAdv: true,
-			RecomputeValues: false, AdvantageNorm: "batch", GIPOSigma: 0.5,
+			RecomputeValues: false, AdvantageNorm: "minibatch", GIPOSigma: 0.5,
 			KLCoef: 0, LRSchedule: "linear", WarmupUpdates: 0, SAPOTauPos: 1, SAPOTauNeg: 1.05,
 			VTraceRhoBar: 1, VTraceCBar: 1, ClipValueLoss: true,
 		},
@@ -166,6 +166,7 @@ func TestDefaultMaxEpisodeSteps(t *testing.T) {
 		src := `experiment "e" {
   budget { env_steps = 10 }
   env "` + kind + `" {}
+  policy { action = "` + map[bool]string{true: "categorical", false: "tokens"}[kind == "cartpole" || kind == "acrobot"] + `" }
 }`
 		if got := mustParse(t, src, nil).Arms[0].Config.Env.MaxEpisodeSteps; got != steps {
 			t.Errorf("%s: max_episode_steps = %d, want %d", kind, got, steps)
@@ -206,6 +207,7 @@ experiment "abl" {
   }
   ablation "pendulum" {
     env "pendulum" {}
+    policy { action = "tokens" }
   }
   ablation "same" {}
 }
@@ -283,6 +285,7 @@ experiment "e" {
   env "cartpole" { max_episode_steps = 300 }
   ablation "pendulum" {
     env "pendulum" {}
+    policy { action = "tokens" }
   }
 }`, nil)
 	// The base wrote 300, and the ablation overrides only the kind.

@@ -14,6 +14,13 @@ const (
 	pathLatencyKind    = blockEnv + "." + blockLatency + "." + attrKind
 	pathLatencyMedian  = blockEnv + "." + blockLatency + "." + attrMedian
 	pathMode           = blockPipeline + "." + attrMode
+	pathMinibatches    = blockAlgorithm + "." + attrMinibatches
+	pathMaxStaleness   = blockPipeline + "." + attrMaxStaleness
+	pathLag            = blockPipeline + "." + attrLag
+	pathAction         = blockPolicy + "." + attrAction
+	pathWarmup         = blockAlgorithm + "." + attrWarmupUpdates
+	pathAnnealLR       = blockAlgorithm + "." + attrAnnealLR
+	pathEnvSteps       = blockBudget + "." + attrEnvSteps
 )
 
 // finalize fills the defaults that depend on other fields of the same arm.
@@ -53,6 +60,22 @@ func checkArm(arm Arm, src *sources) hcl.Diagnostics {
 		add(src.blame(pathLatencyMedian, pathLatencyKind), "Value out of range",
 			"a lognormal latency needs a median longer than zero, because its logarithm is the distribution's mean. Set median to a positive duration such as \"5ms\", or use kind = \"none\".")
 	}
+	if c.Algorithm.Minibatches > c.Algorithm.BatchSteps {
+		add(src.blame(pathMinibatches, pathBatchSteps), "More minibatches than batch steps",
+			fmt.Sprintf("algorithm.minibatches (%d) must not exceed algorithm.batch_steps (%d), because every minibatch needs at least one step of the update's batch. Lower minibatches or raise batch_steps.",
+				c.Algorithm.Minibatches, c.Algorithm.BatchSteps))
+	}
+	if p := c.Pipeline; p.MaxStaleness > 0 && p.MaxStaleness < p.Lag {
+		add(src.blame(pathMaxStaleness, pathLag), "Staleness bound below the policy lag",
+			fmt.Sprintf("pipeline.max_staleness (%d) is below pipeline.lag (%d): every sample is at least lag versions old, so all of them would be dropped and training would never start. Raise max_staleness to at least %d, or set it to 0 (keep every sample).",
+				p.MaxStaleness, p.Lag, p.Lag))
+	}
+	checkActionHead(c, src, add)
+	if a := c.Algorithm; a.AnnealLR && a.LRSchedule != LRScheduleConstant && int64(a.WarmupUpdates) >= c.TotalUpdates() {
+		add(src.blame(pathWarmup, pathEnvSteps, pathAnnealLR), "Warmup longer than the run",
+			fmt.Sprintf("algorithm.warmup_updates (%d) must be fewer than the run's planned updates (%d: budget.env_steps %d at %d real steps per update), because the annealed learning rate decays to 0 over the updates after the warmup. Lower warmup_updates, raise budget.env_steps, or set anneal_lr = false.",
+				a.WarmupUpdates, c.TotalUpdates(), c.Budget.EnvSteps, c.StepsPerUpdate()))
+	}
 	checkWorldModel(c, src, add)
 	if w := c.WorldModel; w.Enabled && w.ImaginationRatio > 0 && c.Pipeline.Mode == ModeAsync {
 		diags = append(diags, &hcl.Diagnostic{
@@ -91,4 +114,25 @@ func dedupe(diags hcl.Diagnostics) hcl.Diagnostics {
 		out = append(out, d)
 	}
 	return out
+}
+
+// checkActionHead reports a policy head that does not suit the environment's action space:
+// the categorical head picks one of a discrete set of actions, the tokens and gaussian heads
+// write continuous vectors.
+func checkActionHead(c Config, src *sources, add func(subject hcl.Range, summary, detail string)) {
+	discrete, ok := envDiscrete(c.Env.Kind)
+	if !ok {
+		return // an unknown kind was reported where it was written
+	}
+	head := c.Policy.Action
+	switch {
+	case discrete && head != ActionCategorical:
+		add(src.blame(pathAction, pathEnvKind), "Action head does not suit the environment",
+			fmt.Sprintf("policy.action = %q writes continuous actions, and %q has a discrete set of actions. Use action = %q.",
+				head, c.Env.Kind, ActionCategorical))
+	case !discrete && head == ActionCategorical:
+		add(src.blame(pathAction, pathEnvKind), "Action head does not suit the environment",
+			fmt.Sprintf("policy.action = %q picks one of a discrete set of actions, and %q takes continuous actions. Use action = %q (each dimension cut into bins, as a VLA does) or %q.",
+				head, c.Env.Kind, ActionTokens, ActionGaussian))
+	}
 }

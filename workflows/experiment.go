@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/accerl/accerl/activities"
+	"github.com/accerl/accerl/activities/contract"
 	"github.com/accerl/accerl/specs"
 )
 
@@ -24,7 +24,7 @@ type ExperimentInput struct {
 // ExperimentResult lists every run's outcome and where the report is.
 type ExperimentResult struct {
 	Runs   []RunResult             `json:"runs"`
-	Report activities.ReportResult `json:"report"`
+	Report contract.ReportResult `json:"report"`
 }
 
 // RunDir is where run r of an experiment writes its files: <out>/<arm>/seed-<seed>.
@@ -37,14 +37,13 @@ func RunDir(outDir string, r specs.Run) string {
 // reported as failed.
 func Experiment(ctx workflow.Context, in ExperimentInput) (ExperimentResult, error) {
 	exp := in.Experiment
-	var reporter *activities.Reporter
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           TaskQueueCPU,
 		StartToCloseTimeout: 10 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
 	})
 
-	if err := workflow.ExecuteActivity(actx, reporter.PrepareExperiment, activities.PrepareExperimentInput{
+	if err := workflow.ExecuteActivity(actx, contract.ActivityPrepareExperiment, contract.PrepareExperimentInput{
 		ExpDir: in.OutDir, Experiment: exp, Created: workflow.Now(ctx).UTC(),
 	}).Get(ctx, nil); err != nil {
 		return ExperimentResult{}, err
@@ -84,8 +83,8 @@ func Experiment(ctx workflow.Context, in ExperimentInput) (ExperimentResult, err
 		sel.Select(ctx)
 	}
 
-	var rep activities.ReportResult
-	if err := workflow.ExecuteActivity(actx, reporter.Report, activities.ReportInput{ExpDir: in.OutDir}).Get(ctx, &rep); err != nil {
+	var rep contract.ReportResult
+	if err := workflow.ExecuteActivity(actx, contract.ActivityReport, contract.ReportInput{ExpDir: in.OutDir}).Get(ctx, &rep); err != nil {
 		return ExperimentResult{Runs: results}, fmt.Errorf("report: %w", err)
 	}
 	return ExperimentResult{Runs: results, Report: rep}, nil

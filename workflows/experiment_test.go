@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/accerl/accerl/activities"
+	"github.com/accerl/accerl/runstate"
 	"github.com/accerl/accerl/specs"
 )
 
@@ -38,7 +39,7 @@ func TestExperimentRunsEveryArmAndSeedThenReports(t *testing.T) {
 		if in.Run.Arm == "sync" && in.Run.Seed == 2 {
 			return RunResult{ID: in.Run.ID, Arm: in.Run.Arm, Seed: in.Run.Seed, Status: StatusFailed, Error: "boom"}, nil
 		}
-		return RunResult{ID: in.Run.ID, Arm: in.Run.Arm, Seed: in.Run.Seed, Status: StatusCompleted, EnvSteps: 1000}, nil
+		return RunResult{ID: in.Run.ID, Arm: in.Run.Arm, Seed: in.Run.Seed, Status: StatusCompleted, Counters: runstate.Counters{EnvSteps: 1000}}, nil
 	})
 	reports := 0
 	env.OnActivity("Report", mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.ReportInput) (activities.ReportResult, error) {

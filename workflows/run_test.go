@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/accerl/accerl/activities"
+	"github.com/accerl/accerl/runstate"
 	"github.com/accerl/accerl/specs"
 )
 
@@ -41,8 +42,11 @@ func (f *fakeSegments) train(_ context.Context, in activities.TrainSegmentInput)
 		updates += int64(c.Updates)
 	}
 	return activities.TrainSegmentResult{
-		Segment: in.Segment, Checkpoint: "ckpt", EnvSteps: updates * 100, Updates: updates,
-		Episodes: updates, RecentReturn: float64(10 * updates), StepsPerS: 1000, WallS: in.StartWallS + 1,
+		Counters: runstate.Counters{
+			Segment: in.Segment, EnvSteps: updates * 100, Updates: updates,
+			Episodes: updates, RecentReturn: float64(10 * updates), WallS: in.StartWallS + 1,
+		},
+		Checkpoint: "ckpt", SegmentStepsPerS: 1000,
 		ParamsSHA256: "sha", BudgetReached: updates*100 >= in.Config.Budget.EnvSteps,
 	}, nil
 }
@@ -84,7 +88,7 @@ func TestRunSplitsBudgetIntoSegments(t *testing.T) {
 			t.Errorf("segment %d: got updates=%d segment=%d total=%d, want %d, %d, 10", i, c.Updates, c.Segment, c.TotalUpdates, want[i], i+1)
 		}
 	}
-	if res.Status != StatusCompleted || res.EnvSteps != 1000 || res.Updates != 10 || res.FinalReturn != 100 {
+	if res.Status != StatusCompleted || res.EnvSteps != 1000 || res.Updates != 10 || res.RecentReturn != 100 {
 		t.Errorf("result = %+v", res)
 	}
 	if len(finished) != 1 || finished[0].Status != StatusCompleted {
@@ -207,20 +211,20 @@ func TestSegmentArithmetic(t *testing.T) {
 	cfg.Pipeline.Workers, cfg.Pipeline.EnvsPerWorker = 3, 2 // 6 envs
 	cfg.Algorithm.BatchSteps = 100
 	// 100 steps over 6 envs: each env collects ceil(100/6) = 17 steps, 102 per update.
-	if got := StepsPerUpdate(cfg); got != 102 {
+	if got := runstate.StepsPerUpdate(cfg); got != 102 {
 		t.Errorf("sync StepsPerUpdate = %d, want 102", got)
 	}
 	cfg.Pipeline.Mode = "async"
-	if got := StepsPerUpdate(cfg); got != 100 {
+	if got := runstate.StepsPerUpdate(cfg); got != 100 {
 		t.Errorf("async StepsPerUpdate = %d, want 100", got)
 	}
 	cfg.Budget.EnvSteps = 1050
 	cfg.Checkpoint.Every = 4
 	// 1050 - 900 = 150 steps left at 100 per update: 2 updates, under the interval of 4.
-	if got := SegmentUpdates(cfg, 900, 100); got != 2 {
+	if got := runstate.SegmentUpdates(cfg, 900, 100); got != 2 {
 		t.Errorf("SegmentUpdates near the end = %d, want 2", got)
 	}
-	if got := SegmentUpdates(cfg, 0, 100); got != 4 {
+	if got := runstate.SegmentUpdates(cfg, 0, 100); got != 4 {
 		t.Errorf("SegmentUpdates at the start = %d, want 4", got)
 	}
 }
@@ -347,13 +351,13 @@ func TestStepsPerUpdateWithWorldModel(t *testing.T) {
 	cfg.WorldModel.ImaginationRatio = 0.75
 	cfg.Pipeline.Mode = "async"
 	// 100 − round(75) = 25 real steps per update.
-	if got := StepsPerUpdate(cfg); got != 25 {
+	if got := runstate.StepsPerUpdate(cfg); got != 25 {
 		t.Errorf("async StepsPerUpdate = %d, want 25", got)
 	}
 	cfg.Pipeline.Mode = "sync"
 	cfg.Pipeline.Workers, cfg.Pipeline.EnvsPerWorker = 3, 2
 	// 25 over 6 envs: ceil(25/6) = 5 each, 30 per update.
-	if got := StepsPerUpdate(cfg); got != 30 {
+	if got := runstate.StepsPerUpdate(cfg); got != 30 {
 		t.Errorf("sync StepsPerUpdate = %d, want 30", got)
 	}
 }

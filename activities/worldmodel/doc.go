@@ -18,8 +18,9 @@
 //     [ImaginedChunk]s for B_img, and [MixBatch] draws a training batch from
 //     B_real and B_img at the imagination ratio.
 //  4. After each world-model update the validation loss on real data feeds
-//     [HorizonSchedule.Next], which raises H from 5 towards 50 as the loss
-//     falls and never lowers it.
+//     the horizon schedule (runstate.HorizonSchedule, kept by the Run
+//     workflow), which raises H from 5 towards 50 as the loss falls and
+//     never lowers it.
 //
 // The world model keeps training online with the same learners
 // ([WorldModel].ObsLearner.Fit every obs_every policy updates, RewLearner.Fit

@@ -15,7 +15,7 @@ import (
 	"github.com/accerl/accerl/activities/worldmodel"
 	"github.com/accerl/accerl/reports"
 	"github.com/accerl/accerl/specs"
-	"github.com/accerl/accerl/workflows"
+	"github.com/accerl/accerl/runstate"
 )
 
 // sampleArm is one arm's outcome on one seed of the sample-efficiency benchmark.
@@ -243,14 +243,14 @@ func sampleWMConfig(base specs.Config, offline int, ratio float64) specs.Config 
 func runSampleArm(ctx context.Context, cfg specs.Config, seed uint64, ev sampleEval, every int) (sampleArm, error) {
 	start := time.Now()
 	var arm sampleArm
-	total := int(ceilDiv64(cfg.Budget.EnvSteps, workflows.StepsPerUpdate(cfg)))
+	total := int(ceilDiv64(cfg.Budget.EnvSteps, runstate.StepsPerUpdate(cfg)))
 	ecfg := activities.EngineConfig(cfg, seed, total)
 	eng, err := engine.New(ecfg, nil)
 	if err != nil {
 		return arm, err
 	}
 	wm := cfg.WorldModel
-	sched := worldmodel.HorizonSchedule{Start: wm.Horizon.Start, End: wm.Horizon.End, LossHigh: wm.Horizon.LossHigh, LossLow: wm.Horizon.LossLow}
+	sched := runstate.HorizonSchedule{Start: wm.Horizon.Start, End: wm.Horizon.End, LossHigh: wm.Horizon.LossHigh, LossLow: wm.Horizon.LossLow}
 	hs := sched.Init()
 	if wm.Enabled && wm.OfflineTrajectories > 0 {
 		dir, err := os.MkdirTemp("", "accerl-bench-wm-")

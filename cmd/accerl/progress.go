@@ -56,7 +56,7 @@ func progressLine(p workflows.RunProgress) string {
 		ret += fmt.Sprintf("  eval %6.1f", p.EvalReturn)
 	}
 	line := fmt.Sprintf("%-20s %s %3.0f%%  %9s/%-9s steps  %5d upd  return %s  %7.0f steps/s  %s",
-		p.ID, bar, 100*frac, humanInt(p.EnvSteps), humanInt(p.BudgetSteps), p.Updates, ret, p.StepsPerS, p.Status)
+		p.ID, bar, 100*frac, humanInt(p.EnvSteps), humanInt(p.BudgetSteps), p.Updates, ret, p.StepsPerS(), p.Status)
 	if p.LastError != "" {
 		line += "  (" + p.LastError + ")"
 	}
@@ -108,14 +108,14 @@ func printResults(w io.Writer, res workflows.ExperimentResult) {
 	}
 	fmt.Fprintln(tw, head+"\tSTEPS/S\tWALL")
 	for _, r := range res.Runs {
-		ret := fmt.Sprintf("%.1f", r.FinalReturn)
+		ret := fmt.Sprintf("%.1f", r.RecentReturn)
 		switch {
 		case evals && r.HasEval:
 			ret += fmt.Sprintf("\t%.1f", r.EvalReturn)
 		case evals:
 			ret += "\t—"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%.0f\t%s\n", r.ID, r.Status, r.EnvSteps, r.Updates, ret, r.StepsPerS, (time.Duration(r.WallS * float64(time.Second))).Round(time.Second/10))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%.0f\t%s\n", r.ID, r.Status, r.EnvSteps, r.Updates, ret, r.StepsPerS(), (time.Duration(r.WallS * float64(time.Second))).Round(time.Second/10))
 	}
 	_ = tw.Flush()
 	for _, r := range res.Runs {

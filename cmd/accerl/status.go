@@ -73,7 +73,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			errMsg := ""
 			switch {
 			case r.Progress != nil:
-				steps, upd, ret, sps, errMsg = r.Progress.EnvSteps, r.Progress.Updates, r.Progress.RecentReturn, r.Progress.StepsPerS, r.Progress.LastError
+				steps, upd, ret, sps, errMsg = r.Progress.EnvSteps, r.Progress.Updates, r.Progress.RecentReturn, r.Progress.StepsPerS(), r.Progress.LastError
 			case r.Summary != nil:
 				steps, upd, ret, sps, errMsg = r.Summary.EnvSteps, r.Summary.Updates, r.Summary.FinalReturn, r.Summary.StepsPerS, r.Summary.Error
 			}

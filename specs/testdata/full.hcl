@@ -19,7 +19,7 @@ experiment "full" {
     wall_time = "30m"
   }
 
-  env "acrobot" {
+  env "pendulum" {
     max_episode_steps = 400
     latency {
       kind          = "lognormal"

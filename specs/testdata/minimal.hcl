@@ -1,4 +1,4 @@
 experiment "minimal" {
   budget { env_steps = 5000 }
-  env "pendulum" {}
+  env "cartpole" {}
 }

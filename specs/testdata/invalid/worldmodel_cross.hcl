@@ -2,6 +2,7 @@
 experiment "wm_cross" {
   budget { env_steps = 1000 }
   env "pendulum" {}
+  policy { action = "tokens" }
 
   world_model {
     horizon {

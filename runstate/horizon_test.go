@@ -1,4 +1,4 @@
-package worldmodel
+package runstate
 
 import (
 	"encoding/json"

@@ -1,0 +1,145 @@
+// Package contract is the interface between the workflows and the activities: each
+// activity's registered name and its one Input and one Result struct, and the error types
+// the workflows tell apart. Workflows import this package, not the activities themselves, so
+// that deterministic workflow code does not pull in the engine, Arrow or the report renderer
+// (`go list -deps ./workflows` stays small). The activities package implements every name
+// here as a method of the same name (activities.Trainer.TrainSegment, …) and declares its
+// signatures with these types.
+//
+// Every struct is plain JSON data recorded in workflow histories: fields may be added, never
+// renamed or removed.
+package contract
+
+import (
+	"time"
+
+	"github.com/accerl/accerl/runstate"
+	"github.com/accerl/accerl/specs"
+)
+
+// Activity names, as the worker registers them (the method names of activities.Trainer,
+// activities.WorldModel and activities.Reporter).
+const (
+	ActivityTrainSegment       = "TrainSegment"
+	ActivityFinishRun          = "FinishRun"
+	ActivityCollectOffline     = "CollectOffline"
+	ActivityPretrainWorldModel = "PretrainWorldModel"
+	ActivityPrepareExperiment  = "PrepareExperiment"
+	ActivityReport             = "Report"
+)
+
+// Application error types returned by the activities.
+const (
+	// ErrTypeTraining marks a failure of training itself (a non-finite loss, gradient or
+	// parameter). The run workflow retries the segment from the previous checkpoint a bounded
+	// number of times, then marks the run failed.
+	ErrTypeTraining = "training"
+	// ErrTypeBadInput marks input no retry can fix: a bad config, a missing checkpoint chain,
+	// a kernel panic.
+	ErrTypeBadInput = "bad-input"
+)
+
+// NonRetryableErrorTypes lists the error types Temporal must not retry by itself.
+var NonRetryableErrorTypes = []string{ErrTypeTraining, ErrTypeBadInput}
+
+// TrainSegmentInput is everything one training segment needs: the run's identity and
+// resolved configuration, and the segment the run's state machine planned.
+type TrainSegmentInput struct {
+	// RunDir is the run's output directory (<out>/<arm>/seed-<seed>).
+	RunDir string `json:"run_dir"`
+	// Experiment, Arm and Seed identify the run.
+	Experiment string `json:"experiment"`
+	Arm        string `json:"arm"`
+	Seed       uint64 `json:"seed"`
+	// SpecHash is the resolved experiment's hash; checkpoints record it.
+	SpecHash string `json:"spec_hash"`
+	// Config is the arm's resolved configuration.
+	Config specs.Config `json:"config"`
+	// Plan is the segment's plan (runstate.Machine.Next): its number, updates, horizon.
+	runstate.Plan
+}
+
+// TrainSegmentResult summarises a finished segment; the run's state machine folds it in
+// (runstate.Machine.Apply).
+type TrainSegmentResult = runstate.SegmentResult
+
+// FinishRunInput records a run's final status.
+type FinishRunInput struct {
+	RunDir string `json:"run_dir"`
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+}
+
+// FinishRunResult is empty; it exists so fields can be added later.
+type FinishRunResult struct{}
+
+// CollectOfflineInput asks for a run's offline dataset.
+type CollectOfflineInput struct {
+	// RunDir is the run's output directory; the dataset goes to <RunDir>/worldmodel/dataset.
+	RunDir string `json:"run_dir"`
+	// Config is the arm's resolved configuration (env and world_model blocks).
+	Config specs.Config `json:"config"`
+	// Seed selects the episodes (episode e acts with rand.NewPCG(Seed, e)).
+	Seed uint64 `json:"seed"`
+}
+
+// CollectOfflineResult describes the dataset written.
+type CollectOfflineResult struct {
+	Dir      string `json:"dir"`
+	Episodes int    `json:"episodes"`
+	// Rows is the number of transitions: the offline env steps, reported beside the online ones.
+	Rows int `json:"rows"`
+}
+
+// PretrainWorldModelInput asks for pretraining on a collected dataset.
+type PretrainWorldModelInput struct {
+	RunDir   string       `json:"run_dir"`
+	SpecHash string       `json:"spec_hash"`
+	Config   specs.Config `json:"config"`
+	Seed     uint64       `json:"seed"`
+	// DatasetDir is CollectOfflineResult.Dir.
+	DatasetDir string `json:"dataset_dir"`
+}
+
+// PretrainWorldModelResult summarises pretraining.
+type PretrainWorldModelResult struct {
+	// Checkpoint is the directory of the final state (TrainSegmentInput.WorldModelState).
+	Checkpoint string `json:"checkpoint"`
+	Steps      int    `json:"steps"`
+	// ResumedFrom is the step a retry resumed from (0: a fresh start).
+	ResumedFrom int `json:"resumed_from"`
+	// ValObsLoss and ValRewLoss are the held-out episodes' losses after the last step;
+	// ValObsNoChange is the observation loss of predicting "no change", the bar to beat.
+	// HasValLoss is false when too few episodes were collected to hold any out (the losses
+	// are then 0).
+	ValObsLoss     float64 `json:"val_obs_loss"`
+	ValRewLoss     float64 `json:"val_rew_loss"`
+	ValObsNoChange float64 `json:"val_obs_no_change"`
+	HasValLoss     bool    `json:"has_val_loss"`
+	TrainEpisodes  int     `json:"train_episodes"`
+	ValEpisodes    int     `json:"val_episodes"`
+}
+
+// PrepareExperimentInput describes the experiment whose output directory is being set up.
+type PrepareExperimentInput struct {
+	ExpDir     string           `json:"exp_dir"`
+	Experiment specs.Experiment `json:"experiment"`
+	// Created is when the experiment workflow started.
+	Created time.Time `json:"created"`
+}
+
+// PrepareExperimentResult is empty; it exists so fields can be added later.
+type PrepareExperimentResult struct{}
+
+// ReportInput names the experiment directory to report on.
+type ReportInput struct {
+	ExpDir string `json:"exp_dir"`
+}
+
+// ReportResult says where the report went.
+type ReportResult struct {
+	Markdown    string   `json:"markdown"`
+	ResultsJSON string   `json:"results_json"`
+	Figures     []string `json:"figures"`
+	Partial     bool     `json:"partial"`
+}
