@@ -4,7 +4,6 @@ import (
 	"github.com/accerl/accerl/activities/engine"
 	"github.com/accerl/accerl/kernels"
 	"github.com/accerl/accerl/specs"
-	"github.com/accerl/accerl/testenv"
 )
 
 // advEps is ε in (A − μ)/sqrt(σ² + ε) for batch-wide advantage normalisation.
@@ -26,13 +25,6 @@ func EngineConfig(c specs.Config, seed uint64, totalUpdates int) engine.Config {
 	return engine.Config{
 		Env:             c.Env.Kind,
 		MaxEpisodeSteps: c.Env.MaxEpisodeSteps,
-		Latency: testenv.Latency{
-			Kind:         c.Env.Latency.Kind,
-			Median:       c.Env.Latency.Median,
-			Sigma:        c.Env.Latency.Sigma,
-			SlowFraction: c.Env.Latency.SlowFraction,
-			SlowFactor:   c.Env.Latency.SlowFactor,
-		},
 		Mode:            c.Pipeline.Mode,
 		Workers:         c.Pipeline.Workers,
 		EnvsPerWorker:   c.Pipeline.EnvsPerWorker,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/accerl/accerl/activities/engine"
 	"github.com/accerl/accerl/kernels"
 	"github.com/accerl/accerl/specs"
 )
@@ -86,7 +85,7 @@ func TestEngineConfigRunsEveryHead(t *testing.T) {
 		c := specConfig()
 		c.Env.Kind, c.Policy.Action, c.Algorithm.Name = tc.env, tc.action, tc.algo
 		c.Policy.Bins = 16
-		e, err := engine.New(EngineConfig(c, 3, 3), nil)
+		e, err := NewEngine(c, 3, 3, nil)
 		if err != nil {
 			t.Fatalf("%s/%s/%s: %v", tc.env, tc.action, tc.algo, err)
 		}
@@ -99,7 +98,7 @@ func TestEngineConfigRunsEveryHead(t *testing.T) {
 	// A head that does not fit the env is refused with the engine's reason.
 	c := specConfig()
 	c.Policy.Action = specs.ActionGaussian
-	if _, err := engine.New(EngineConfig(c, 1, 3), nil); err == nil {
+	if _, err := NewEngine(c, 1, 3, nil); err == nil {
 		t.Fatal("a gaussian head on CartPole was accepted")
 	}
 }

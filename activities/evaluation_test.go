@@ -81,7 +81,7 @@ func TestTrainSegmentEvaluates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.New(EngineConfig(withEval, 3, 16), snap)
+	eng, err := NewEngine(withEval, 3, 16, snap)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,11 +34,27 @@ func (r *recorder) add(u engine.UpdateReport) {
 		}
 		ret = s / float64(len(u.Episodes))
 	}
+	// Success is 1 or 0 for tasks with a notion of success and NaN ("not applicable")
+	// otherwise; the metrics row has the update's success rate.
+	success, judged := 0.0, 0
 	for _, e := range u.Episodes {
-		r.episodes = append(r.episodes, reports.EpisodeRow{
+		row := reports.EpisodeRow{
 			Segment: r.segment, EnvSteps: e.EnvSteps, Return: e.Return, Length: int64(e.Length),
 			PolicyVersion: e.PolicyVersion, Success: math.NaN(),
-		})
+		}
+		if e.HasSuccess {
+			row.Success = 0
+			if e.Success {
+				row.Success = 1
+			}
+			success += row.Success
+			judged++
+		}
+		r.episodes = append(r.episodes, row)
+	}
+	successRate := math.NaN()
+	if judged > 0 {
+		successRate = success / float64(judged)
 	}
 	horizon := math.NaN() // no world model
 	if u.Horizon > 0 {
@@ -53,7 +69,7 @@ func (r *recorder) add(u engine.UpdateReport) {
 		WallS:          r.startWallS + u.Wall.Seconds(),
 		EpisodeReturn:  ret,
 		Episodes:       int64(len(u.Episodes)),
-		Success:        math.NaN(),
+		Success:        successRate,
 		PolicyVersion:  u.PolicyVersion,
 		Staleness:      u.MeanStaleness,
 		StepsPerS:      u.StepsPerS,

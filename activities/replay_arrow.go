@@ -36,7 +36,12 @@ var replaySchema = arrow.NewSchema([]arrow.Field{
 	{Name: "truncated", Type: arrow.FixedWidthTypes.Boolean},
 	{Name: "next_obs", Type: arrow.ListOf(arrow.PrimitiveTypes.Float64), Nullable: true},
 	{Name: "terminal_obs", Type: arrow.ListOf(arrow.PrimitiveTypes.Float64), Nullable: true},
+	{Name: "success", Type: arrow.FixedWidthTypes.Boolean},
 }, nil)
+
+// replaySchemaV1 is the schema of checkpoints written before the success column; such a
+// file reads back with every chunk's Success false.
+var replaySchemaV1 = arrow.NewSchema(replaySchema.Fields()[:14], nil)
 
 // encodeReplay writes chunks (oldest first) as an Arrow IPC file; version is the policy
 // version of the checkpoint, for the staleness column.
@@ -63,6 +68,7 @@ func encodeReplay(chunks []*engine.Chunk, version int64) ([]byte, error) {
 		b.Field(11).(*array.BooleanBuilder).Append(c.Truncated)
 		appendFloats(b.Field(12), c.NextObs)
 		appendFloats(b.Field(13), c.TerminalObs)
+		b.Field(14).(*array.BooleanBuilder).Append(c.Success)
 	}
 	data, err := writeIPC(b, mem)
 	if err != nil {
@@ -98,7 +104,8 @@ func decodeReplay(data []byte) ([]*engine.Chunk, error) {
 		return nil, fmt.Errorf("decode replay: %w", err)
 	}
 	defer func() { _ = r.Close() }()
-	if !r.Schema().Equal(replaySchema) {
+	hasSuccess := r.Schema().Equal(replaySchema)
+	if !hasSuccess && !r.Schema().Equal(replaySchemaV1) {
 		return nil, fmt.Errorf("decode replay: unexpected schema %v", r.Schema())
 	}
 	var chunks []*engine.Chunk
@@ -123,6 +130,9 @@ func decodeReplay(data []byte) ([]*engine.Chunk, error) {
 				Truncated:   col(11).(*array.Boolean).Value(row),
 				NextObs:     floatsAt(col(12), row),
 				TerminalObs: floatsAt(col(13), row),
+			}
+			if hasSuccess {
+				c.Success = col(14).(*array.Boolean).Value(row)
 			}
 			chunks = append(chunks, c)
 		}

@@ -24,7 +24,7 @@ func TestReplayArrowRoundTrip(t *testing.T) {
 	c.Pipeline.ChunkSteps, c.Pipeline.ReplayCapacity = 16, 4096
 	c.Algorithm.BatchSteps, c.Algorithm.Epochs, c.Algorithm.Minibatches = 64, 1, 1
 	c.Policy.Hidden = []int{8}
-	eng, err := engine.New(EngineConfig(c, 5, 100), nil)
+	eng, err := NewEngine(c, 5, 100, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestReplayArrowRoundTrip(t *testing.T) {
 		t.Errorf("replay differs after the Arrow round trip:\n got %.300s\nwant %.300s", got, want)
 	}
 	// The restored snapshot is accepted by a fresh engine.
-	if _, err := engine.New(EngineConfig(c, 5, 100), back); err != nil {
+	if _, err := NewEngine(c, 5, 100, back); err != nil {
 		t.Fatalf("restore: %v", err)
 	}
 

@@ -12,8 +12,9 @@ import (
 // engineRuleCases pairs each rule that engine.Config.Validate enforces across fields with a
 // spec that violates it. accerl validate must reject the spec (with the diagnostic and a
 // subject inside the offending ablation), and the same violation applied to a valid config
-// by hand must fail the engine's check, so that no spec passes validate and then fails in
-// its first segment.
+// by hand must fail the engine's checks (engine.New: its Config.Validate, and the policy
+// head against the environments' action space), so that no spec passes validate and then
+// fails in its first segment.
 var engineRuleCases = []struct {
 	name     string
 	ablation string                // the body of ablation "x", on top of ruleBase
@@ -106,7 +107,7 @@ func TestValidateRejectsEverySpecTheEngineWould(t *testing.T) {
 
 			cfg := baseCfg.Clone()
 			tc.mutate(&cfg)
-			err := EngineConfig(cfg, 1, int(cfg.TotalUpdates())).Validate()
+			_, err := NewEngine(cfg, 1, int(cfg.TotalUpdates()), nil)
 			if err == nil || !strings.Contains(err.Error(), tc.engine) {
 				t.Errorf("the engine's check = %v, want an error containing %q (the rule this case stands for)", err, tc.engine)
 			}

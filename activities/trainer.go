@@ -71,7 +71,7 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 	if cfg.WorldModel.Enabled && in.Horizon > 0 {
 		cfg.WorldModel.Horizon = in.Horizon
 	}
-	eng, err := engine.New(cfg, snap)
+	eng, err := engine.New(cfg, snap, EnvFactory(in.Config, in.Seed))
 	if err != nil {
 		return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("create engine: %v", err), ErrTypeBadInput, err)
 	}

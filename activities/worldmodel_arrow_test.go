@@ -9,6 +9,7 @@ import (
 
 	"github.com/accerl/accerl/activities/engine"
 	"github.com/accerl/accerl/specs"
+	"github.com/accerl/accerl/testenv"
 )
 
 // A world-model engine's checkpoint keeps B_real and B_img in Arrow files, not in
@@ -22,7 +23,7 @@ func TestWorldModelBuffersRoundTripThroughArrow(t *testing.T) {
 	c.WorldModel.ObsEvery, c.WorldModel.RewEvery = 1, 1
 	c.WorldModel.ImaginationRatio = 0.5
 	cfg := EngineConfig(c, 9, 50)
-	eng, err := engine.New(cfg, nil)
+	eng, err := engine.New(cfg, nil, EnvFactory(c, 9))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestWorldModelBuffersRoundTripThroughArrow(t *testing.T) {
 // parameters' SHA-256.
 func continueFrom(t *testing.T, cfg engine.Config, snap *engine.Snapshot) string {
 	t.Helper()
-	eng, err := engine.New(cfg, snap)
+	eng, err := engine.New(cfg, snap, LatencyEnvFactory(cfg.Env, cfg.MaxEpisodeSteps, testenv.Latency{}, cfg.Workers, cfg.EnvsPerWorker, cfg.Seed))
 	if err != nil {
 		t.Fatal(err)
 	}

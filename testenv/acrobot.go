@@ -220,3 +220,6 @@ func (a *Acrobot) UnmarshalBinary(data []byte) error {
 	a.steps, a.started, a.state = steps, started, s
 	return nil
 }
+
+// Succeeded reports whether an episode that ended with these flags succeeded: swung the tip above the bar.
+func (a *Acrobot) Succeeded(terminated, truncated bool) (success, ok bool) { return terminated, true }

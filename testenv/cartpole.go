@@ -159,3 +159,8 @@ func (c *CartPole) UnmarshalBinary(data []byte) error {
 	c.steps, c.started, c.done, c.state = steps, started, done, s
 	return nil
 }
+
+// Succeeded reports whether an episode that ended with these flags succeeded: balanced the pole until the time limit.
+func (c *CartPole) Succeeded(terminated, truncated bool) (success, ok bool) {
+	return truncated && !terminated, true
+}

@@ -38,6 +38,12 @@ type Env interface {
 	// the caller may keep), the reward, and whether the episode terminated
 	// (a terminal state of the task) or was truncated (time limit).
 	Step(action []float64) (obs []float64, reward float64, terminated, truncated bool)
+	// Succeeded reports whether an episode that ended with these flags reached the task's
+	// goal: CartPole balanced until the time limit (truncated), Acrobot and MountainCar
+	// reached theirs (terminated). Pendulum has no goal (its episodes only end at the time
+	// limit and its reward is a cost): ok is false for it, and for any task without a notion
+	// of success.
+	Succeeded(terminated, truncated bool) (success, ok bool)
 	// MarshalBinary encodes the complete episode state (physics state and
 	// step count).
 	encoding.BinaryMarshaler

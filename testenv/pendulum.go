@@ -136,3 +136,7 @@ func (p *Pendulum) UnmarshalBinary(data []byte) error {
 	p.steps, p.started, p.theta, p.thetaDot = steps, started, theta, thetaDot
 	return nil
 }
+
+// Succeeded reports that Pendulum has no notion of success (ok = false): it has no goal
+// state, only a cost.
+func (*Pendulum) Succeeded(terminated, truncated bool) (success, ok bool) { return false, false }

@@ -23,7 +23,7 @@ type ExperimentInput struct {
 
 // ExperimentResult lists every run's outcome and where the report is.
 type ExperimentResult struct {
-	Runs   []RunResult             `json:"runs"`
+	Runs   []RunResult           `json:"runs"`
 	Report contract.ReportResult `json:"report"`
 }
 

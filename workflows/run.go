@@ -248,4 +248,3 @@ func heartbeatTimeout(cfg specs.Config) time.Duration {
 	}
 	return 30 * time.Second
 }
-

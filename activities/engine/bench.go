@@ -5,14 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/accerl/accerl/testenv"
 )
 
 // BenchConfig configures BenchThroughput.
 type BenchConfig struct {
 	// Config is the workload; its Mode is overridden per phase.
 	Config Config `json:"config"`
+	// Envs makes each mode's environments (the composition root supplies simulators with
+	// their step latency); Workload describes them for the JSON.
+	Envs     func(Config) EnvFactory `json:"-"`
+	Workload string                  `json:"workload"`
 	// Rounds is the number of (sync, async) phase pairs; phases alternate
 	// sync, async, sync, async, … so that slow drifts of the machine
 	// (other processes, thermal state) hit both modes alike.
@@ -23,10 +25,11 @@ type BenchConfig struct {
 	OnPhase func(BenchPhase) `json:"-"`
 }
 
-// DefaultBenchConfig is the AcceRL-style throughput workload: 64 CartPole
-// environments (16 workers × 4) whose steps take a lognormal delay with
-// median 5 ms and σ = 1 (mean 8.2 ms), the first 25% of workers 3× slower;
-// a 64-64 tanh MLP; 1024 environment steps per update (a sync round is then
+// DefaultBenchConfig is the AcceRL-style throughput workload without its
+// environments, which the caller supplies in Envs (activities.ThroughputBench:
+// 64 CartPole environments (16 workers × 4) whose steps take a lognormal delay
+// with median 5 ms and σ = 1 (mean 8.2 ms), the first 25% of workers 3×
+// slower): a 64-64 tanh MLP; 1024 environment steps per update (a sync round is then
 // 16 steps per environment: long enough for the heavy tail to matter, short
 // enough that updates stay frequent); 32-step chunks; two rounds of 10 s
 // phases.
@@ -41,9 +44,7 @@ type BenchConfig struct {
 // inference of large policies; set Config.MaxWait to measure it.
 func DefaultBenchConfig() BenchConfig {
 	cfg := DefaultConfig()
-	cfg.Env = testenv.KindCartPole
-	cfg.Latency = testenv.Latency{Kind: testenv.LatencyLognormal, Median: 5 * time.Millisecond, Sigma: 1,
-		SlowFraction: 0.25, SlowFactor: 3}
+	cfg.Env = "cartpole"
 	cfg.Workers, cfg.EnvsPerWorker = 16, 4
 	cfg.ChunkSteps = 32
 	cfg.BatchSteps = 1024
@@ -108,11 +109,14 @@ func BenchThroughput(ctx context.Context, cfg BenchConfig) (*BenchResult, error)
 	if cfg.Rounds < 1 || cfg.PhaseDuration <= 0 {
 		return nil, fmt.Errorf("bench throughput: rounds (%d) and phase duration (%v) must be positive", cfg.Rounds, cfg.PhaseDuration)
 	}
+	if cfg.Envs == nil {
+		return nil, errors.New("bench throughput: no environments (BenchConfig.Envs)")
+	}
 	engines := map[string]*Engine{}
 	for _, mode := range []string{ModeSync, ModeAsync} {
 		c := cfg.Config
 		c.Mode = mode
-		e, err := New(c, nil)
+		e, err := New(c, nil, cfg.Envs(c))
 		if err != nil {
 			return nil, fmt.Errorf("bench throughput: %w", err)
 		}

@@ -73,7 +73,7 @@ func TestBenchAggregate(t *testing.T) {
 
 func TestBenchThroughputSmoke(t *testing.T) {
 	cfg := BenchConfig{Config: smallConfig(ModeSync), Rounds: 1, PhaseDuration: 150 * time.Millisecond}
-	cfg.Config.Latency.Kind, cfg.Config.Latency.Median = "constant", time.Millisecond
+	cfg.Envs = func(c Config) EnvFactory { return testEnvs(c, constLatency(time.Millisecond)) }
 	var order []string
 	cfg.OnPhase = func(p BenchPhase) { order = append(order, p.Mode) }
 	res, err := BenchThroughput(context.Background(), cfg)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/accerl/accerl/testenv"
 )
 
 // roundTrip sends snap through JSON, as a checkpoint does.
@@ -124,17 +126,17 @@ func TestSyncBudgetExactAndResumable(t *testing.T) {
 
 	// A snapshot past a smaller budget is refused.
 	cfg.MaxEnvSteps = 100
-	if _, err := New(cfg, snapshot(t, a)); err == nil {
+	if _, err := New(cfg, snapshot(t, a), testEnvs(cfg, testenv.Latency{})); err == nil {
 		t.Fatal("a snapshot with 165 steps was accepted under a budget of 100")
 	}
 }
 
 func TestAsyncBudgetExactAndResumable(t *testing.T) {
 	cfg := smallConfig(ModeAsync)
-	cfg.Latency.Kind, cfg.Latency.Median = "constant", 100*time.Microsecond
+	lat := constLatency(100 * time.Microsecond)
 	cfg.MaxEnvSteps = 301 // not a multiple of the chunk (8), batch (64) or env count (4)
 
-	e := mustNew(t, cfg, nil)
+	e := mustNewLat(t, cfg, nil, lat)
 	st, batches := budgetRun(t, e, 1000)
 	// Every collected step is trained on or dropped; with nothing left,
 	// trained + dropped is exactly the budget.
@@ -156,7 +158,7 @@ func TestAsyncBudgetExactAndResumable(t *testing.T) {
 
 	// Stopped after 2 updates, snapshotted (with partial chunks and
 	// replay contents), resumed: the budget still holds exactly.
-	f := mustNew(t, cfg, nil)
+	f := mustNewLat(t, cfg, nil, lat)
 	st1, b1 := budgetRun(t, f, 2)
 	if st1.BudgetReached || st1.EnvSteps > 301 {
 		t.Fatalf("first segment: reached %v with %d steps", st1.BudgetReached, st1.EnvSteps)

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/accerl/accerl/kernels"
-	"github.com/accerl/accerl/testenv"
 )
 
 // Pipeline modes.
@@ -25,15 +24,14 @@ const (
 // Config configures an Engine. It is a plain JSON-serialisable struct;
 // DefaultConfig returns a working one and Validate reports every problem.
 type Config struct {
-	// Env is the testenv kind ("cartpole", "acrobot", "pendulum",
-	// "mountaincar_continuous"). Its observation width and action space
-	// size the policy; Policy.Head must suit the action space.
-	Env string `json:"env"`
-	// MaxEpisodeSteps truncates episodes; 0 takes the kind's default.
-	MaxEpisodeSteps int `json:"max_episode_steps"`
-	// Latency is the simulated per-step delay of every environment; slow
-	// workers are the first ones (worker indices 0 … NumSlow-1).
-	Latency testenv.Latency `json:"latency"`
+	// Env names the environment kind ("cartpole") and MaxEpisodeSteps its
+	// episode limit (0: the kind's default). The engine only reports them;
+	// the environments themselves come from the EnvFactory passed to New,
+	// which the composition root builds from the same spec. Their
+	// observation width and action space size the policy, and Policy.Head
+	// must suit the action space.
+	Env             string `json:"env"`
+	MaxEpisodeSteps int    `json:"max_episode_steps"`
 
 	// Mode is ModeAsync or ModeSync.
 	Mode string `json:"mode"`
@@ -136,7 +134,7 @@ type PolicySettings struct {
 // step budget.
 func DefaultConfig() Config {
 	return Config{
-		Env:            testenv.KindCartPole,
+		Env:            "cartpole",
 		Mode:           ModeAsync,
 		Workers:        4,
 		EnvsPerWorker:  2,
@@ -193,7 +191,7 @@ func (c Config) chunkSteps() int {
 // policyConfig sizes the kernels policy for an environment with obsDim
 // observations and action space space. It reports a head that does not
 // suit the action space.
-func (c Config) policyConfig(obsDim int, space testenv.ActionSpace) (kernels.PolicyConfig, error) {
+func (c Config) policyConfig(obsDim int, space ActionSpace) (kernels.PolicyConfig, error) {
 	p := c.Policy
 	pc := kernels.PolicyConfig{
 		ObsDim: obsDim, Head: p.Head, Bins: p.Bins, EmbedDim: p.EmbedDim,
@@ -217,17 +215,16 @@ func (c Config) policyConfig(obsDim int, space testenv.ActionSpace) (kernels.Pol
 	return pc, pc.Validate()
 }
 
-// Validate reports every problem of c in one error.
+// Validate reports every problem of c in one error. For a config built from a validated
+// spec (activities.EngineConfig) it is an assertion: accerl validate checks every one of
+// these rules first, with the spec's file:line:col (activities' rules test pairs each rule
+// with a spec that breaks it). Whether the policy head suits the environments' action space
+// is checked by New, which has the environments.
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
-	if env, err := testenv.Make(c.Env, testenv.Options{MaxEpisodeSteps: c.MaxEpisodeSteps}); err != nil {
-		errs = append(errs, err)
-	} else if _, err := c.policyConfig(env.ObsDim(), env.ActionSpace()); err != nil {
-		errs = append(errs, err)
-	}
-	if err := c.Latency.Validate(); err != nil {
+	if err := c.Policy.validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if c.Mode != ModeAsync && c.Mode != ModeSync {
@@ -284,4 +281,17 @@ func (c Config) Validate() error {
 		return fmt.Errorf("engine config: %w", err)
 	}
 	return nil
+}
+
+// validate checks the policy settings that do not depend on the environment (head, bins,
+// hidden widths, activation) by sizing the policy for a stand-in action space that suits
+// the head: New checks the real one.
+func (p PolicySettings) validate() error {
+	c := Config{Policy: p}
+	space := ActionSpace{Low: []float64{-1}, High: []float64{1}}
+	if p.Head == kernels.HeadCategorical {
+		space = ActionSpace{N: 2}
+	}
+	_, err := c.policyConfig(1, space)
+	return err
 }

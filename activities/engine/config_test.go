@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/accerl/accerl/kernels"
+	"github.com/accerl/accerl/testenv"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -17,10 +18,6 @@ func TestConfigValidate(t *testing.T) {
 		edit func(*Config)
 		want string // substring of the error
 	}{
-		{"unknown env", func(c *Config) { c.Env = "chess" }, "unknown kind"},
-		{"categorical on continuous env", func(c *Config) { c.Env = "pendulum" }, `policy head "categorical" needs a discrete action space`},
-		{"tokens on discrete env", func(c *Config) { c.Policy.Head = kernels.HeadTokens }, `policy head "tokens" needs a continuous action space`},
-		{"gaussian on discrete env", func(c *Config) { c.Env, c.Policy.Head = "acrobot", kernels.HeadGaussian }, `policy head "gaussian" needs a continuous action space`},
 		{"unknown head", func(c *Config) { c.Policy.Head = "beta" }, "unknown head"},
 		{"bins", func(c *Config) { c.Env, c.Policy.Head, c.Policy.Bins = "pendulum", kernels.HeadTokens, 1 }, "bins must be at least 2"},
 		{"budget", func(c *Config) { c.MaxEnvSteps = -1 }, "max env steps"},
@@ -40,7 +37,6 @@ func TestConfigValidate(t *testing.T) {
 		{"adv norm", func(c *Config) { c.Learner.AdvNorm = "rank" }, "advantage normalisation"},
 		{"minibatches", func(c *Config) { c.Learner.Minibatches = c.BatchSteps + 1 }, "minibatches cannot be filled"},
 		{"schedule", func(c *Config) { c.Learner.Schedule.Kind, c.Learner.Schedule.Total = kernels.LRCosine, 0 }, "total updates"},
-		{"latency", func(c *Config) { c.Latency.Kind = "gamma" }, "latency"},
 	} {
 		c := DefaultConfig()
 		tc.edit(&c)
@@ -48,8 +44,28 @@ func TestConfigValidate(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: Validate() = %v, want an error mentioning %q", tc.name, err, tc.want)
 		}
-		if _, err := New(c, nil); err == nil {
+		if _, err := New(c, nil, testEnvs(c, testenv.Latency{})); err == nil {
 			t.Errorf("%s: New accepted an invalid config", tc.name)
+		}
+	}
+	// What depends on the environments is New's to check: it has them.
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+		want string // substring of the error
+	}{
+		{"unknown env", func(c *Config) { c.Env = "chess" }, "unknown kind"},
+		{"categorical on continuous env", func(c *Config) { c.Env = "pendulum" }, `policy head "categorical" needs a discrete action space`},
+		{"tokens on discrete env", func(c *Config) { c.Policy.Head = kernels.HeadTokens }, `policy head "tokens" needs a continuous action space`},
+		{"gaussian on discrete env", func(c *Config) { c.Env, c.Policy.Head = "acrobot", kernels.HeadGaussian }, `policy head "gaussian" needs a continuous action space`},
+	} {
+		c := DefaultConfig()
+		tc.edit(&c)
+		if err := c.Validate(); err != nil {
+			t.Errorf("%s: Validate() = %v, want nil (only New knows the environments)", tc.name, err)
+		}
+		if _, err := New(c, nil, testEnvs(c, testenv.Latency{})); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: New() = %v, want an error mentioning %q", tc.name, err, tc.want)
 		}
 	}
 	// Two problems are both reported.

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/accerl/accerl/kernels"
-	"github.com/accerl/accerl/testenv"
 )
 
 // RNG stream numbers under Config.Seed (rand.NewPCG(Seed, stream)).
@@ -35,7 +34,7 @@ const (
 type Engine struct {
 	cfg    Config
 	obsDim int
-	space  testenv.ActionSpace // of every environment
+	space  ActionSpace // of every environment
 	shape  ActionShape
 
 	slots  []*envSlot
@@ -48,43 +47,30 @@ type Engine struct {
 	envSteps atomic.Int64
 	running  atomic.Bool
 
-	makeEnv envMaker // also builds Evaluate's environment
+	makeEnv EnvFactory // also builds Evaluate's environment
 }
 
-// envMaker builds the raw (not yet latency-wrapped) environment with the
-// given global index.
-type envMaker func(index int) (Env, error)
-
-// New builds an engine from cfg. With snap == nil it starts fresh from
-// cfg.Seed; otherwise it continues exactly where the engine that produced
-// snap stopped (snap must come from the same configuration).
-func New(cfg Config, snap *Snapshot) (*Engine, error) {
-	return newEngine(cfg, snap, func(int) (Env, error) {
-		return testenv.Make(cfg.Env, testenv.Options{MaxEpisodeSteps: cfg.MaxEpisodeSteps})
-	})
-}
-
-func newEngine(cfg Config, snap *Snapshot, makeEnv envMaker) (*Engine, error) {
+// New builds an engine from cfg, stepping the environments makeEnv makes. With snap == nil
+// it starts fresh from cfg.Seed; otherwise it continues exactly where the engine that
+// produced snap stopped (snap must come from the same configuration and environments).
+func New(cfg Config, snap *Snapshot, makeEnv EnvFactory) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("new engine: %w", err)
+	}
+	if makeEnv == nil {
+		return nil, errors.New("new engine: no environment factory")
 	}
 	cfg.Policy.Hidden = slices.Clone(cfg.Policy.Hidden)
 	e := &Engine{cfg: cfg, makeEnv: makeEnv}
 	n := cfg.NumEnvs()
 	for i := range n {
-		raw, err := makeEnv(i)
+		env, err := makeEnv(i)
 		if err != nil {
 			return nil, fmt.Errorf("new engine: make env %d: %w", i, err)
 		}
-		w := i / cfg.EnvsPerWorker
-		// Every environment draws its delays from its own stream, with
-		// its worker's slowness: environments of one worker step
-		// concurrently and a sampler is not safe for concurrent use.
-		sampler := cfg.Latency.ForWorker(w, cfg.Workers, cfg.Seed^(0x9e3779b97f4a7c15*uint64(i+1)))
 		src := rand.NewPCG(cfg.Seed, streamEnvBase+uint64(i))
 		e.slots = append(e.slots, &envSlot{
-			index: i, worker: w,
-			env: testenv.WithLatency(raw, sampler, time.Sleep),
+			index: i, worker: i / cfg.EnvsPerWorker, env: env,
 			src: src, rng: rand.New(src),
 		})
 	}
@@ -107,7 +93,7 @@ func newEngine(cfg Config, snap *Snapshot, makeEnv envMaker) (*Engine, error) {
 	if cfg.WorldModel.Enabled {
 		set := cfg.WorldModel.withDefaults(cfg.BatchSteps)
 		mc := set.modelConfig(e.obsDim, e.space.N, e.actionDims())
-		wm, err := newWMEngine(set, cfg.Env, mc, n, cfg.Seed)
+		wm, err := newWMEngine(set, mc, n, cfg.Seed)
 		if err != nil {
 			return nil, fmt.Errorf("new engine: %w", err)
 		}
@@ -493,7 +479,7 @@ func (e *Engine) budgetReached() bool {
 }
 
 // sameSpace reports whether two action spaces are equal.
-func sameSpace(a, b testenv.ActionSpace) bool {
+func sameSpace(a, b ActionSpace) bool {
 	return a.N == b.N && slices.Equal(a.Low, b.Low) && slices.Equal(a.High, b.High)
 }
 

@@ -33,7 +33,13 @@ func smallConfig(mode string) Config {
 
 func mustNew(t *testing.T, cfg Config, snap *Snapshot) *Engine {
 	t.Helper()
-	e, err := New(cfg, snap)
+	return mustNewLat(t, cfg, snap, testenv.Latency{})
+}
+
+// mustNewLat is mustNew with the simulated step latency lat on the rollout environments.
+func mustNewLat(t *testing.T, cfg Config, snap *Snapshot, lat testenv.Latency) *Engine {
+	t.Helper()
+	e, err := New(cfg, snap, testEnvs(cfg, lat))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,9 +179,9 @@ func TestSyncStalenessFollowsLag(t *testing.T) {
 
 func TestAsyncRunStopsCleanlyAndResumes(t *testing.T) {
 	cfg := smallConfig(ModeAsync)
-	cfg.Latency.Kind, cfg.Latency.Median = "constant", 200*time.Microsecond
+	lat := constLatency(200 * time.Microsecond)
 	before := runtime.NumGoroutine()
-	e := mustNew(t, cfg, nil)
+	e := mustNewLat(t, cfg, nil, lat)
 	var reports []UpdateReport
 	st := mustRun(t, e, 4, func(u UpdateReport) { reports = append(reports, u) })
 	if st.Updates != 4 || st.SegmentUpdates != 4 || len(reports) != 4 || e.PolicyVersion() != 4 {
@@ -204,7 +210,7 @@ func TestAsyncRunStopsCleanlyAndResumes(t *testing.T) {
 	if err := json.Unmarshal(raw, &back); err != nil {
 		t.Fatal(err)
 	}
-	f := mustNew(t, cfg, &back)
+	f := mustNewLat(t, cfg, &back, lat)
 	if f.ParamsSHA256() != e.ParamsSHA256() || f.PolicyVersion() != 4 {
 		t.Fatal("restored engine has different parameters or version")
 	}
@@ -234,9 +240,9 @@ func TestAsyncRunStopsCleanlyAndResumes(t *testing.T) {
 func TestRunCancelled(t *testing.T) {
 	for _, mode := range []string{ModeAsync, ModeSync} {
 		cfg := smallConfig(mode)
-		cfg.Latency.Kind, cfg.Latency.Median = "constant", time.Millisecond
+		lat := constLatency(time.Millisecond)
 		before := runtime.NumGoroutine()
-		e := mustNew(t, cfg, nil)
+		e := mustNewLat(t, cfg, nil, lat)
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		start := time.Now()
 		_, err := e.Run(ctx, 1<<30, nil)
@@ -279,24 +285,24 @@ func TestSnapshotRejectsMismatch(t *testing.T) {
 	}
 	other := cfg
 	other.Workers = 3
-	if _, err := New(other, snap); err == nil {
+	if _, err := New(other, snap, testEnvs(other, testenv.Latency{})); err == nil {
 		t.Fatal("snapshot of 4 envs accepted by a 6-env config")
 	}
 	other = cfg
 	other.Policy.Hidden = []int{8}
-	if _, err := New(other, snap); err == nil {
+	if _, err := New(other, snap, testEnvs(other, testenv.Latency{})); err == nil {
 		t.Fatal("snapshot accepted by a different network")
 	}
 	bad := *snap
 	bad.Params = append([]float64(nil), snap.Params...)
 	bad.Params[3] = math.NaN()
-	if _, err := New(cfg, &bad); err == nil {
+	if _, err := New(cfg, &bad, testEnvs(cfg, testenv.Latency{})); err == nil {
 		t.Fatal("snapshot with a NaN parameter accepted")
 	}
 	// A format-1 snapshot (before heads existed) is a categorical one.
 	old := *snap
 	old.Format, old.Head = 1, ""
-	if _, err := New(cfg, &old); err != nil {
+	if _, err := New(cfg, &old, testEnvs(cfg, testenv.Latency{})); err != nil {
 		t.Fatalf("format-1 snapshot refused by a categorical config: %v", err)
 	}
 
@@ -309,7 +315,7 @@ func TestSnapshotRejectsMismatch(t *testing.T) {
 	}
 	gauss := tok
 	gauss.Policy.Head = kernels.HeadGaussian
-	if _, err := New(gauss, tsnap); err == nil || !strings.Contains(err.Error(), "tokens policy") {
+	if _, err := New(gauss, tsnap, testEnvs(gauss, testenv.Latency{})); err == nil || !strings.Contains(err.Error(), "tokens policy") {
 		t.Fatalf("tokens snapshot restored into a gaussian config: %v", err)
 	}
 	// A replayed token outside the bins is refused, not left to panic in
@@ -317,7 +323,7 @@ func TestSnapshotRejectsMismatch(t *testing.T) {
 	tsnap.Envs[1].Partial = chunkOf(1, 0, 2, 0)
 	tsnap.Envs[1].Partial.Obs = make([]float64, 2*3)
 	tsnap.Envs[1].Partial.Actions[1] = 4
-	if _, err := New(tok, tsnap); err == nil || !strings.Contains(err.Error(), "action token 4 at 1, outside [0, 4)") {
+	if _, err := New(tok, tsnap, testEnvs(tok, testenv.Latency{})); err == nil || !strings.Contains(err.Error(), "action token 4 at 1, outside [0, 4)") {
 		t.Fatalf("out-of-range token accepted: %v", err)
 	}
 }
@@ -329,7 +335,7 @@ type panickyEnv struct {
 	steps int
 }
 
-func (p *panickyEnv) Step(a []float64) ([]float64, float64, bool, bool) {
+func (p *panickyEnv) Step(a []float64) StepResult {
 	if p.steps++; p.steps == 5 {
 		panic("simulator exploded")
 	}
@@ -340,8 +346,8 @@ func TestEnvPanicBecomesRunError(t *testing.T) {
 	for _, mode := range []string{ModeAsync, ModeSync} {
 		cfg := smallConfig(mode)
 		before := runtime.NumGoroutine()
-		e, err := newEngine(cfg, nil, func(i int) (Env, error) {
-			env, err := testenv.Make(cfg.Env, testenv.Options{})
+		e, err := New(cfg, nil, func(i int) (Env, error) {
+			env, err := testEnvs(cfg, testenv.Latency{})(i)
 			if i == 2 {
 				return &panickyEnv{Env: env}, err
 			}

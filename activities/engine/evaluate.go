@@ -24,6 +24,18 @@ type EvalResult struct {
 	// Lengths). They are not training interactions: they change nothing
 	// the engine holds and do not count toward EnvSteps or the budget.
 	Steps int64
+	// Successes counts the episodes that reached their task's goal; HasSuccess is false for
+	// tasks without a notion of success (StepResult.HasSuccess).
+	Successes  int
+	HasSuccess bool
+}
+
+// SuccessRate is the share of episodes that succeeded (0 without a notion of success).
+func (r EvalResult) SuccessRate() float64 {
+	if len(r.Returns) == 0 || !r.HasSuccess {
+		return 0
+	}
+	return float64(r.Successes) / float64(len(r.Returns))
 }
 
 // Mean returns the mean evaluation return (0 for no episodes).
@@ -77,12 +89,17 @@ func (e *Engine) Evaluate(episodes int, seed uint64, greedy bool) (EvalResult, e
 				p.ActActions(obs, 1, rng, a, logp, val)
 			}
 			p.EnvActions(a, 1, act)
-			var r float64
-			var term, trunc bool
-			obs, r, term, trunc = env.Step(act)
-			ret += r
+			sr := env.Step(act)
+			obs = sr.Obs
+			ret += sr.Reward
 			n++
-			if term || trunc {
+			if sr.Terminated || sr.Truncated {
+				if sr.HasSuccess {
+					res.HasSuccess = true
+					if sr.Success {
+						res.Successes++
+					}
+				}
 				break
 			}
 		}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/accerl/accerl/kernels"
-	"github.com/accerl/accerl/testenv"
 )
 
 // fakeClock is a manual Clock: time moves only through Advance.
@@ -150,8 +149,8 @@ const reachSteps = 10
 
 func (e *reachEnv) ObsDim() int { return 2 }
 
-func (e *reachEnv) ActionSpace() testenv.ActionSpace {
-	return testenv.ActionSpace{Low: []float64{-1, -1}, High: []float64{1, 1}}
+func (e *reachEnv) ActionSpace() ActionSpace {
+	return ActionSpace{Low: []float64{-1, -1}, High: []float64{1, 1}}
 }
 
 func (e *reachEnv) Reset(rng *rand.Rand) []float64 {
@@ -160,7 +159,7 @@ func (e *reachEnv) Reset(rng *rand.Rand) []float64 {
 	return []float64{e.p[0], e.p[1]}
 }
 
-func (e *reachEnv) Step(a []float64) ([]float64, float64, bool, bool) {
+func (e *reachEnv) Step(a []float64) StepResult {
 	if len(a) != 2 {
 		panic(fmt.Sprintf("reachEnv: action has %d values, want 2", len(a)))
 	}
@@ -168,7 +167,7 @@ func (e *reachEnv) Step(a []float64) ([]float64, float64, bool, bool) {
 		e.p[d] = math.Max(-1, math.Min(1, e.p[d]+a[d]/4))
 	}
 	e.steps++
-	return []float64{e.p[0], e.p[1]}, -(e.p[0]*e.p[0] + e.p[1]*e.p[1]), false, e.steps >= reachSteps
+	return StepResult{Obs: []float64{e.p[0], e.p[1]}, Reward: -(e.p[0]*e.p[0] + e.p[1]*e.p[1]), Truncated: e.steps >= reachSteps}
 }
 
 func (e *reachEnv) MarshalBinary() ([]byte, error) {
@@ -191,7 +190,7 @@ func (e *reachEnv) UnmarshalBinary(b []byte) error {
 // continuous testenv kind: Validate checks the head against it.
 func newReachEngine(t *testing.T, cfg Config, snap *Snapshot) *Engine {
 	t.Helper()
-	e, err := newEngine(cfg, snap, func(int) (Env, error) { return &reachEnv{}, nil })
+	e, err := New(cfg, snap, func(int) (Env, error) { return &reachEnv{}, nil })
 	if err != nil {
 		t.Fatal(err)
 	}

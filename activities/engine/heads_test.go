@@ -44,10 +44,16 @@ var headCases = []headCase{
 
 func (h headCase) engine(t *testing.T, cfg Config, snap *Snapshot) *Engine {
 	t.Helper()
+	return h.engineLat(t, cfg, snap, testenv.Latency{})
+}
+
+// engineLat is engine with the simulated step latency lat (testenv simulators only).
+func (h headCase) engineLat(t *testing.T, cfg Config, snap *Snapshot, lat testenv.Latency) *Engine {
+	t.Helper()
 	if h.reach {
 		return newReachEngine(t, cfg, snap)
 	}
-	return mustNew(t, cfg, snap)
+	return mustNewLat(t, cfg, snap, lat)
 }
 
 func finite(xs ...float64) bool {
@@ -111,8 +117,7 @@ func TestHeadsAndAlgorithms(t *testing.T) {
 
 			// The same configuration runs asynchronously.
 			cfg.Mode = ModeAsync
-			cfg.Latency.Kind, cfg.Latency.Median = "constant", 100*time.Microsecond
-			a := h.engine(t, cfg, nil)
+			a := h.engineLat(t, cfg, nil, constLatency(100*time.Microsecond))
 			st, err := a.Run(context.Background(), 2, func(u UpdateReport) {
 				if !finite(u.Stats.PolicyLoss, u.Stats.ValueLoss, u.Stats.Lag.ESS) {
 					t.Errorf("async update %d: non-finite stats %+v", u.Update, u.Stats)

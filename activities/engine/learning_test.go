@@ -23,10 +23,9 @@ func learnConfig(mode string) Config {
 	cfg.Learner.Schedule = kernels.LRSchedule{Base: 1e-3, Kind: kernels.LRLinear, Total: 78}
 	cfg.Seed = 1
 	if mode == ModeAsync {
-		// A 1 ms simulator keeps collection and training in proportion on
-		// 2 cores, and MaxStaleness bounds the off-policy lag if the
-		// trainer falls behind anyway.
-		cfg.Latency.Kind, cfg.Latency.Median = "constant", time.Millisecond
+		// learnLatency's 1 ms simulator keeps collection and training in
+		// proportion on 2 cores, and MaxStaleness bounds the off-policy lag
+		// if the trainer falls behind anyway.
 		cfg.MaxStaleness = 4
 	}
 	return cfg
@@ -43,7 +42,7 @@ func TestLearnsCartPole(t *testing.T) {
 	}
 	for _, mode := range []string{ModeSync, ModeAsync} {
 		t.Run(mode, func(t *testing.T) {
-			e := mustNew(t, learnConfig(mode), nil)
+			e := mustNewLat(t, learnConfig(mode), nil, learnLatency(mode))
 			var returns []float64
 			st, err := e.Run(context.Background(), 78, func(u UpdateReport) {
 				for _, ep := range u.Episodes {
@@ -129,4 +128,13 @@ func TestPendulumTokensHeadLearns(t *testing.T) {
 	if last <= -800 || last < first+300 {
 		t.Fatalf("last-20 mean return %.0f (first 20: %.0f), want > −800 and at least 300 better", last, first)
 	}
+}
+
+// learnLatency is the simulated step latency of learnConfig's environments: 1 ms in async
+// mode, none in sync mode.
+func learnLatency(mode string) testenv.Latency {
+	if mode == ModeAsync {
+		return constLatency(time.Millisecond)
+	}
+	return testenv.Latency{}
 }

@@ -39,6 +39,9 @@ type Chunk struct {
 	Terminated bool `json:"terminated"`
 	// Truncated means the episode hit its time limit after the last step.
 	Truncated bool `json:"truncated"`
+	// Success means the episode ended (Terminated or Truncated) having reached its task's
+	// goal (StepResult.Success); the world model's success_delta reward learns from it.
+	Success bool `json:"success,omitempty"`
 	// NextObs is the observation after the last step when the chunk did not
 	// terminate (cut or truncated): the trainer bootstraps with V(NextObs).
 	NextObs []float64 `json:"next_obs,omitempty"`

@@ -2,36 +2,12 @@ package engine
 
 import (
 	"context"
-	"encoding"
 	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/accerl/accerl/testenv"
 )
-
-// Env is the environment interface the engine steps. testenv's
-// environments satisfy it; any other simulator can by providing the same
-// methods (discrete actions travel as action[0] = float64(index),
-// continuous ones as ActionSpace().Dims() values within Low and High).
-type Env interface {
-	// ObsDim returns the observation length.
-	ObsDim() int
-	// ActionSpace describes the valid actions.
-	ActionSpace() testenv.ActionSpace
-	// Reset starts an episode drawing the initial state from rng.
-	Reset(rng *rand.Rand) []float64
-	// Step applies action and returns the next observation (which the
-	// caller may keep), the reward, and whether the episode terminated or
-	// was truncated.
-	Step(action []float64) (obs []float64, reward float64, terminated, truncated bool)
-	// MarshalBinary and UnmarshalBinary capture and restore the complete
-	// episode state, so that a restored environment steps bit-identically.
-	encoding.BinaryMarshaler
-	encoding.BinaryUnmarshaler
-}
 
 // Episode is one finished episode.
 type Episode struct {
@@ -51,6 +27,10 @@ type Episode struct {
 	PolicyVersion int64 `json:"policy_version"`
 	// Truncated says the episode hit the time limit instead of terminating.
 	Truncated bool `json:"truncated"`
+	// Success says the episode reached its task's goal; HasSuccess is false for tasks
+	// without a notion of success (StepResult.HasSuccess), and Success is then false.
+	Success    bool `json:"success,omitempty"`
+	HasSuccess bool `json:"has_success,omitempty"`
 }
 
 // envSlot is one environment with everything that belongs to it: its RNG
@@ -222,7 +202,8 @@ func (r *rollout) runEnv(ctx context.Context, s *envSlot, steps int, lockstep fu
 			return
 		}
 		t0 := time.Now()
-		next, reward, terminated, truncated := s.env.Step(req.EnvAction)
+		sr := s.env.Step(req.EnvAction)
+		next, reward, terminated, truncated := sr.Obs, sr.Reward, sr.Terminated, sr.Truncated
 		simTime := time.Since(t0)
 
 		c := s.chunk
@@ -245,6 +226,7 @@ func (r *rollout) runEnv(ctx context.Context, s *envSlot, steps int, lockstep fu
 		case terminated || truncated:
 			c.Terminated = terminated
 			c.Truncated = truncated && !terminated
+			c.Success = sr.Success && sr.HasSuccess
 			if terminated {
 				c.TerminalObs = next
 			} else {
@@ -255,7 +237,7 @@ func (r *rollout) runEnv(ctx context.Context, s *envSlot, steps int, lockstep fu
 				total = lockstep(i)
 			}
 			r.addEpisode(Episode{Env: s.index, Return: s.epReturn, Length: s.epLen, EnvSteps: total,
-				PolicyVersion: rep.Version, Truncated: c.Truncated})
+				PolicyVersion: rep.Version, Truncated: c.Truncated, Success: c.Success, HasSuccess: sr.HasSuccess})
 			s.epReturn, s.epLen = 0, 0
 			t1 := time.Now()
 			s.obs = s.env.Reset(s.rng)

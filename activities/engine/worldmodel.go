@@ -154,9 +154,8 @@ func (s WorldModelSettings) modelConfig(obsDim int, numActions, actionDims int) 
 // goroutine touches it.
 type wmEngine struct {
 	set  WorldModelSettings
-	env  string // testenv kind, for success labels
-	d, k int    // observation width, history length
-	aw   int    // values per environment action
+	d, k int // observation width, history length
+	aw   int // values per environment action
 	src  *rand.PCG
 	rng  *rand.Rand
 
@@ -196,14 +195,14 @@ type envTail struct {
 	Open    []int64   `json:"open,omitempty"`
 }
 
-func newWMEngine(set WorldModelSettings, env string, mc worldmodel.ModelConfig, numEnvs int, seed uint64) (*wmEngine, error) {
+func newWMEngine(set WorldModelSettings, mc worldmodel.ModelConfig, numEnvs int, seed uint64) (*wmEngine, error) {
 	model, err := worldmodel.NewWorldModel(mc, set.ObsLR, set.RewLR, seed)
 	if err != nil {
 		return nil, err
 	}
 	src := rand.NewPCG(seed, streamWorldModel)
 	w := &wmEngine{
-		set: set, env: env, d: mc.ObsDim, k: mc.History, aw: mc.ActionWidth(),
+		set: set, d: mc.ObsDim, k: mc.History, aw: mc.ActionWidth(),
 		src: src, rng: rand.New(src), model: model, tails: make([]envTail, numEnvs),
 		lastVal: math.NaN(),
 	}
@@ -291,8 +290,7 @@ func (w *wmEngine) ingest(chunks []*Chunk, envActions func(c *Chunk, out []float
 		}
 		tail.NextSeq = c.Seq + 1
 		if c.Terminated || c.Truncated {
-			ok, _ := worldmodel.EpisodeSuccess(w.env, c.Terminated, c.Truncated)
-			st.ends = append(st.ends, stageEnd{env: c.Env, at: st.len() - 1, success: ok})
+			st.ends = append(st.ends, stageEnd{env: c.Env, at: st.len() - 1, success: c.Success})
 			tail.Past = tail.Past[:0]
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/accerl/accerl/activities/worldmodel"
-	"github.com/accerl/accerl/testenv"
 )
 
 // wmConfig is smallConfig in sync mode with the world model on: batches
@@ -244,7 +243,7 @@ func TestIngestHistoryAndLabels(t *testing.T) {
 	set := WorldModelSettings{Enabled: true, History: 2, ObsHidden: []int{4}, RewHidden: []int{4}, ObsLR: 1e-3, RewLR: 1e-3,
 		RewardMode: worldmodel.RewardSuccessDelta, ImaginationRatio: 0.5, ObsEvery: 1, RewEvery: 1, Horizon: 2}.withDefaults(8)
 	mc := set.modelConfig(1, 2, 0)
-	w, err := newWMEngine(set, testenv.KindCartPole, mc, 3, 1)
+	w, err := newWMEngine(set, mc, 3, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +259,7 @@ func TestIngestHistoryAndLabels(t *testing.T) {
 	}
 	a1 := ch(0, 0, []float64{1, 2}, []float64{3})
 	a2 := ch(0, 1, []float64{3, 4}, []float64{5})
-	a2.Truncated = true
+	a2.Truncated, a2.Success = true, true // CartPole balanced to the limit
 	b := ch(1, 0, []float64{10, 11}, nil)
 	b.Terminated, b.TerminalObs = true, []float64{12}
 	c := ch(2, 0, []float64{20}, []float64{21})

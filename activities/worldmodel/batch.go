@@ -4,45 +4,18 @@ import (
 	"fmt"
 
 	"github.com/accerl/accerl/kernels"
-	"github.com/accerl/accerl/testenv"
 )
-
-// EpisodeSuccess reports whether an episode that ended with the given
-// flags succeeded, for environments that have a notion of success, and
-// ok = false for those that do not:
-//
-//	cartpole                 success = truncated  (balanced until the time limit)
-//	acrobot                  success = terminated (swung above the bar)
-//	mountaincar_continuous   success = terminated (reached the flag)
-//	pendulum                 none (it never terminates; reward is a cost)
-//
-// In the success_delta reward mode, every observation of an episode is
-// labelled with the episode's outcome, so p_success(o) learns the
-// probability that the behaviour policy succeeds from o, and the imagined
-// reward r̂_t = p(ô_{t+1}) − p(ô_t) is a potential-based shaping term (Ng,
-// Harada & Russell 1999, "Policy invariance under reward transformations"):
-// it telescopes along a trajectory and rewards progress towards success.
-func EpisodeSuccess(env string, terminated, truncated bool) (success, ok bool) {
-	switch env {
-	case testenv.KindCartPole:
-		return truncated, true
-	case testenv.KindAcrobot, testenv.KindMountainCarContinuous:
-		return terminated, true
-	}
-	return false, false
-}
 
 // successLabels returns, per row, 1 if the row's episode succeeded and 0
 // otherwise. Episodes are contiguous, and their last row carries the flags.
 func successLabels(d *Dataset) ([]float64, error) {
-	env := d.Info.Config.Env
-	if _, ok := EpisodeSuccess(env, false, false); !ok {
+	if !d.Info.HasSuccess {
 		return nil, fmt.Errorf("reward mode %q needs an environment with a success signal, and %q has none; use reward mode %q",
-			RewardSuccessDelta, env, RewardDirect)
+			RewardSuccessDelta, d.Info.Config.Env, RewardDirect)
 	}
 	labels := make([]float64, d.Len())
 	for end := d.Len() - 1; end >= 0; {
-		ok, _ := EpisodeSuccess(env, d.Terminated[end], d.Truncated[end])
+		ok := d.Success[end]
 		start := end
 		for start > 0 && d.Episode[start-1] == d.Episode[end] {
 			start--

@@ -13,11 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
-	"strings"
 
 	"github.com/accerl/accerl/reports"
-	"github.com/accerl/accerl/testenv"
 )
 
 // Behaviour policies accepted by CollectConfig.Behaviour.
@@ -33,8 +30,9 @@ const (
 	// ManifestFile is the dataset's manifest, written last: its presence
 	// commits the dataset.
 	ManifestFile = "dataset.json"
-	// DatasetSchemaVersion is written into every shard and the manifest.
-	DatasetSchemaVersion = "1"
+	// DatasetSchemaVersion is written into every shard and the manifest. Version 2 added
+	// the success column; a version-1 dataset is collected again.
+	DatasetSchemaVersion = "2"
 	// DefaultEpisodesPerFile is the shard size when CollectConfig leaves it 0.
 	DefaultEpisodesPerFile = 100
 )
@@ -43,8 +41,8 @@ const (
 // (after Normalize) describe the same bytes: episodes depend only on the
 // seed and their index.
 type CollectConfig struct {
-	// Env is a testenv kind ("cartpole", "acrobot", "pendulum",
-	// "mountaincar_continuous").
+	// Env names the environment kind ("cartpole"); the simulator itself
+	// comes from the Sim factory passed to CollectOffline.
 	Env string `json:"env"`
 	// MaxEpisodeSteps is the time limit; 0 means the kind's default.
 	MaxEpisodeSteps int `json:"max_episode_steps"`
@@ -71,8 +69,8 @@ func (c CollectConfig) Normalize() CollectConfig {
 // Validate reports a config CollectOffline cannot run.
 func (c CollectConfig) Validate() error {
 	var errs []error
-	if !slices.Contains(testenv.Kinds(), c.Env) {
-		errs = append(errs, fmt.Errorf("unknown env %q (known: %s)", c.Env, strings.Join(testenv.Kinds(), ", ")))
+	if c.Env == "" {
+		errs = append(errs, errors.New("env must name the environment kind"))
 	}
 	if c.MaxEpisodeSteps < 0 {
 		errs = append(errs, fmt.Errorf("max episode steps must not be negative, got %d", c.MaxEpisodeSteps))
@@ -112,7 +110,10 @@ type DatasetInfo struct {
 	// one value, the index); 0 for a continuous one.
 	NumActions int `json:"num_actions"`
 	// ActionDims is the number of values per stored action (1 if discrete).
-	ActionDims int           `json:"action_dims"`
+	ActionDims int `json:"action_dims"`
+	// HasSuccess says the environment has a notion of success, so the success column means
+	// something (world_model.reward = "success_delta" needs it).
+	HasSuccess bool          `json:"has_success"`
 	Episodes   int           `json:"episodes"`
 	Rows       int           `json:"rows"`
 	Files      []DatasetFile `json:"files"`
@@ -131,6 +132,7 @@ type Dataset struct {
 	Terminated []bool    // the step ended the episode in a terminal state
 	Truncated  []bool    // the step hit the time limit
 	NextObs    []float64 // o_{t+1}, Len×ObsDim
+	Success    []bool    // the step ended an episode that reached its task's goal
 
 	prev []int // row of the previous step of the same episode, −1 at its start (see links)
 }
@@ -152,35 +154,39 @@ func (d *Dataset) Len() int { return len(d.Reward) }
 //
 // The context is checked between episodes; a cancelled collection returns
 // the context's error and leaves the finished shards for the next call.
-func CollectOffline(ctx context.Context, cfg CollectConfig, dir string) (DatasetInfo, error) {
+func CollectOffline(ctx context.Context, cfg CollectConfig, dir string, makeSim func() (Sim, error)) (DatasetInfo, error) {
 	if err := cfg.Validate(); err != nil {
 		return DatasetInfo{}, fmt.Errorf("collect offline dataset in %q: %w", dir, err)
 	}
 	cfg = cfg.Normalize()
-	if info, err := readManifest(dir); err == nil && reflect.DeepEqual(info.Config, cfg) {
+	if info, err := readManifest(dir); err == nil && info.SchemaVersion == DatasetSchemaVersion && reflect.DeepEqual(info.Config, cfg) {
 		if err := verifyFiles(info); err == nil {
 			return info, nil
 		}
 	}
-	info, err := collect(ctx, cfg, dir)
+	info, err := collect(ctx, cfg, dir, makeSim)
 	if err != nil {
 		return DatasetInfo{}, fmt.Errorf("collect offline dataset in %q: %w", dir, err)
 	}
 	return info, nil
 }
 
-func collect(ctx context.Context, cfg CollectConfig, dir string) (DatasetInfo, error) {
+func collect(ctx context.Context, cfg CollectConfig, dir string, makeSim func() (Sim, error)) (DatasetInfo, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return DatasetInfo{}, err
 	}
-	env, err := testenv.Make(cfg.Env, testenv.Options{MaxEpisodeSteps: cfg.MaxEpisodeSteps})
+	env, err := makeSim()
 	if err != nil {
 		return DatasetInfo{}, err
 	}
-	space := env.ActionSpace()
+	n, low, _ := env.Actions()
+	dims := len(low)
+	if n > 0 {
+		dims = 1
+	}
 	info := DatasetInfo{
 		Dir: dir, SchemaVersion: DatasetSchemaVersion, Config: cfg,
-		ObsDim: env.ObsDim(), NumActions: space.N, ActionDims: space.Dims(),
+		ObsDim: env.ObsDim(), NumActions: n, ActionDims: dims, HasSuccess: env.HasSuccess(),
 	}
 	per := cfg.EpisodesPerFile
 	for first := 0; first < cfg.Trajectories; first += per {
@@ -222,10 +228,14 @@ func collect(ctx context.Context, cfg CollectConfig, dir string) (DatasetInfo, e
 }
 
 // collectShard simulates episodes first … first+n−1.
-func collectShard(ctx context.Context, cfg CollectConfig, env testenv.Env, first, n int) (*Dataset, error) {
-	space := env.ActionSpace()
+func collectShard(ctx context.Context, cfg CollectConfig, env Sim, first, n int) (*Dataset, error) {
+	num, low, high := env.Actions()
 	ds := &Dataset{}
-	action := make([]float64, space.Dims())
+	dims := len(low)
+	if num > 0 {
+		dims = 1
+	}
+	action := make([]float64, dims)
 	for e := first; e < first+n; e++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -233,8 +243,8 @@ func collectShard(ctx context.Context, cfg CollectConfig, env testenv.Env, first
 		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(e)))
 		obs := env.Reset(rng)
 		for t := int64(0); ; t++ {
-			randomAction(space, rng, action)
-			next, r, term, trunc := env.Step(action)
+			randomAction(num, low, high, rng, action)
+			next, r, term, trunc, success := env.Step(action)
 			ds.Episode = append(ds.Episode, int64(e))
 			ds.T = append(ds.T, t)
 			ds.Obs = append(ds.Obs, obs...)
@@ -243,6 +253,7 @@ func collectShard(ctx context.Context, cfg CollectConfig, env testenv.Env, first
 			ds.Terminated = append(ds.Terminated, term)
 			ds.Truncated = append(ds.Truncated, trunc)
 			ds.NextObs = append(ds.NextObs, next...)
+			ds.Success = append(ds.Success, success && (term || trunc))
 			if term || trunc {
 				break
 			}
@@ -252,15 +263,32 @@ func collectShard(ctx context.Context, cfg CollectConfig, env testenv.Env, first
 	return ds, nil
 }
 
-// randomAction fills a with a uniform random action of space.
-func randomAction(space testenv.ActionSpace, rng *rand.Rand, a []float64) {
-	if space.N > 0 {
-		a[0] = float64(rng.IntN(space.N))
+// randomAction fills a with a uniform random action: one of n when n > 0, otherwise a
+// vector within [low, high].
+func randomAction(n int, low, high []float64, rng *rand.Rand, a []float64) {
+	if n > 0 {
+		a[0] = float64(rng.IntN(n))
 		return
 	}
 	for j := range a {
-		a[j] = space.Low[j] + rng.Float64()*(space.High[j]-space.Low[j])
+		a[j] = low[j] + rng.Float64()*(high[j]-low[j])
 	}
+}
+
+// Sim is the simulator CollectOffline records. The composition root adapts the engine's
+// environments to it (package activities), so this package knows no simulator.
+type Sim interface {
+	// ObsDim is the observation width.
+	ObsDim() int
+	// Actions describes the action space: n > 0 discrete actions (passed as one value, the
+	// index), or n == 0 and a continuous vector within [low, high].
+	Actions() (n int, low, high []float64)
+	// HasSuccess says the task has a notion of success.
+	HasSuccess() bool
+	// Reset starts an episode from rng.
+	Reset(rng *rand.Rand) []float64
+	// Step applies action; success is meaningful on the step that ends an episode.
+	Step(action []float64) (obs []float64, reward float64, terminated, truncated, success bool)
 }
 
 // ReadDataset reads the dataset in dir: its manifest, then every shard in
@@ -305,6 +333,7 @@ func (d *Dataset) append(o *Dataset) {
 	d.Terminated = append(d.Terminated, o.Terminated...)
 	d.Truncated = append(d.Truncated, o.Truncated...)
 	d.NextObs = append(d.NextObs, o.NextObs...)
+	d.Success = append(d.Success, o.Success...)
 	d.prev = nil
 }
 

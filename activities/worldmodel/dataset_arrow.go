@@ -37,6 +37,7 @@ const (
 	colTerminated = "terminated"
 	colTruncated  = "truncated"
 	colNextObs    = "next_obs"
+	colSuccess    = "success"
 )
 
 func shardSchema(cfg CollectConfig, first, n, obsDim int) *arrow.Schema {
@@ -54,6 +55,7 @@ func shardSchema(cfg CollectConfig, first, n, obsDim int) *arrow.Schema {
 		{Name: colTerminated, Type: arrow.FixedWidthTypes.Boolean},
 		{Name: colTruncated, Type: arrow.FixedWidthTypes.Boolean},
 		{Name: colNextObs, Type: vec},
+		{Name: colSuccess, Type: arrow.FixedWidthTypes.Boolean},
 	}, &md)
 }
 
@@ -79,6 +81,7 @@ func writeShard(path string, cfg CollectConfig, first, n int, ds *Dataset) error
 	b.Field(5).(*array.BooleanBuilder).AppendValues(ds.Terminated, nil)
 	b.Field(6).(*array.BooleanBuilder).AppendValues(ds.Truncated, nil)
 	appendVectors(b.Field(7).(*array.FixedSizeListBuilder), ds.NextObs, obsDim)
+	b.Field(8).(*array.BooleanBuilder).AppendValues(ds.Success, nil)
 	rec := b.NewRecordBatch()
 	defer rec.Release()
 	err := reports.WriteFileAtomic(path, func(f io.Writer) error {
@@ -183,6 +186,7 @@ func appendRecord(ds *Dataset, rec arrow.RecordBatch, obsDim, actDim int) error 
 	term := rec.Column(5).(*array.Boolean)
 	trunc := rec.Column(6).(*array.Boolean)
 	next := rec.Column(7).(*array.FixedSizeList)
+	succ := rec.Column(8).(*array.Boolean)
 	for c := 0; c < int(rec.NumCols()); c++ {
 		if rec.Column(c).NullN() != 0 {
 			return fmt.Errorf("column %s has nulls", rec.ColumnName(c))
@@ -206,6 +210,7 @@ func appendRecord(ds *Dataset, rec arrow.RecordBatch, obsDim, actDim int) error 
 		ds.Truncated = append(ds.Truncated, trunc.Value(i))
 		s, e = next.ValueOffsets(i)
 		ds.NextObs = append(ds.NextObs, nextVals[s:e]...)
+		ds.Success = append(ds.Success, succ.Value(i))
 	}
 	return nil
 }
@@ -227,6 +232,9 @@ func checkEpisodes(ds *Dataset, first, n, obsDim int) error {
 		last := i == ds.Len()-1 || ds.Episode[i+1] != ds.Episode[i]
 		if ends := ds.Terminated[i] || ds.Truncated[i]; ends != last {
 			return fmt.Errorf("row %d of episode %d: ends the episode = %v, but it is the last row = %v", i, ds.Episode[i], ends, last)
+		}
+		if ds.Success[i] && !last {
+			return fmt.Errorf("row %d of episode %d: success is set on a row that does not end the episode", i, ds.Episode[i])
 		}
 		if !last && !slicesEqual(ds.NextObs[i*obsDim:(i+1)*obsDim], ds.Obs[(i+1)*obsDim:(i+2)*obsDim]) {
 			return fmt.Errorf("row %d of episode %d: next_obs differs from the next row's obs", i, ds.Episode[i])

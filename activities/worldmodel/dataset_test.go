@@ -52,7 +52,7 @@ func TestCollectOfflinePendulumRowCount(t *testing.T) {
 	// has exactly 10 rows: 3 episodes → 30 rows, in shards of 2 + 1.
 	dir := t.TempDir()
 	cfg := CollectConfig{Env: "pendulum", MaxEpisodeSteps: 10, Trajectories: 3, Behaviour: BehaviourRandom, Seed: 5, EpisodesPerFile: 2}
-	info, err := CollectOffline(context.Background(), cfg, dir)
+	info, err := CollectOffline(context.Background(), cfg, dir, testSims(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestCollectOfflinePendulumRowCount(t *testing.T) {
 func TestCollectOfflineCartPoleMatchesIndependentReplay(t *testing.T) {
 	dir := t.TempDir()
 	cfg := CollectConfig{Env: "cartpole", Trajectories: 7, Behaviour: BehaviourRandom, Seed: 11, EpisodesPerFile: 3}
-	info, err := CollectOffline(context.Background(), cfg, dir)
+	info, err := CollectOffline(context.Background(), cfg, dir, testSims(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestCollectOfflineIsIdempotentAndResumable(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	cfg := CollectConfig{Env: "cartpole", Trajectories: 7, Behaviour: BehaviourRandom, Seed: 3, EpisodesPerFile: 3}
-	first, err := CollectOffline(ctx, cfg, dir)
+	first, err := CollectOffline(ctx, cfg, dir, testSims(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestCollectOfflineIsIdempotentAndResumable(t *testing.T) {
 
 	// A second call with a verified dataset writes nothing.
 	touch()
-	again, err := CollectOffline(ctx, cfg, dir)
+	again, err := CollectOffline(ctx, cfg, dir, testSims(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestCollectOfflineIsIdempotentAndResumable(t *testing.T) {
 	must(t, os.Remove(filepath.Join(dir, ManifestFile)))
 	must(t, os.Remove(filepath.Join(dir, first.Files[1].Name)))
 	must(t, os.Truncate(filepath.Join(dir, first.Files[2].Name), 100))
-	resumed, err := CollectOffline(ctx, cfg, dir)
+	resumed, err := CollectOffline(ctx, cfg, dir, testSims(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,14 +204,14 @@ func TestCollectOfflineIsIdempotentAndResumable(t *testing.T) {
 	if _, err := ReadDataset(dir); err == nil {
 		t.Error("ReadDataset accepted a corrupted shard")
 	}
-	repaired, err := CollectOffline(ctx, cfg, dir)
+	repaired, err := CollectOffline(ctx, cfg, dir, testSims(cfg))
 	if err != nil || !reflect.DeepEqual(repaired, first) {
 		t.Errorf("repair: %v, %+v", err, repaired)
 	}
 
 	// Fewer trajectories: a new dataset in 2 shards, the third file removed.
 	cfg.Trajectories = 4
-	small, err := CollectOffline(ctx, cfg, dir)
+	small, err := CollectOffline(ctx, cfg, dir, testSims(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,8 @@ func TestCollectOfflineCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	dir := t.TempDir()
-	_, err := CollectOffline(ctx, CollectConfig{Env: "cartpole", Trajectories: 2, Behaviour: BehaviourRandom}, dir)
+	cfg := CollectConfig{Env: "cartpole", Trajectories: 2, Behaviour: BehaviourRandom}
+	_, err := CollectOffline(ctx, cfg, dir, testSims(cfg))
 	if err == nil {
 		t.Fatal("a cancelled collection succeeded")
 	}
@@ -244,7 +245,7 @@ func TestCollectOfflineCancelled(t *testing.T) {
 
 func TestCollectConfigValidate(t *testing.T) {
 	for _, bad := range []CollectConfig{
-		{Env: "hopper", Trajectories: 1, Behaviour: BehaviourRandom},
+		{Env: "", Trajectories: 1, Behaviour: BehaviourRandom},
 		{Env: "cartpole", Trajectories: 0, Behaviour: BehaviourRandom},
 		{Env: "cartpole", Trajectories: 1, Behaviour: "expert"},
 		{Env: "cartpole", Trajectories: 1, Behaviour: BehaviourRandom, MaxEpisodeSteps: -1},

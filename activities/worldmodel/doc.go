@@ -59,7 +59,7 @@
 //
 // With reward = "direct", M_rew regresses r_t from o_{t+1} and an imagined
 // step earns the prediction. With "success_delta", M_rew predicts
-// p_success(o), trained on each episode's outcome ([EpisodeSuccess]), and an
+// p_success(o), trained on each episode's outcome (the success column, the simulator's own signal), and an
 // imagined step earns r̂_t = p(ô_{t+1}) − p(ô_t): a potential-based shaping
 // reward that telescopes along the chunk. Either way M_rew's second output
 // predicts termination; an imagined chunk ends where it reaches 0.5 and

@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 var testDataset = sync.OnceValues(func() (*Dataset, error) {
 	dir := filepath.Join(scratchDir, "cartpole-60")
 	cfg := CollectConfig{Env: "cartpole", Trajectories: 60, Behaviour: BehaviourRandom, Seed: 1}
-	if _, err := CollectOffline(context.Background(), cfg, dir); err != nil {
+	if _, err := CollectOffline(context.Background(), cfg, dir, testSims(cfg)); err != nil {
 		return nil, err
 	}
 	return ReadDataset(dir)
@@ -231,10 +231,11 @@ func TestPretrainSuccessDelta(t *testing.T) {
 func TestSuccessLabels(t *testing.T) {
 	// CartPole: episode 0 truncated (balanced to the limit: success),
 	// episode 1 terminated (fell: failure), episode 2 truncated again.
-	ds := &Dataset{Info: DatasetInfo{Config: CollectConfig{Env: "cartpole"}},
+	ds := &Dataset{Info: DatasetInfo{Config: CollectConfig{Env: "cartpole"}, HasSuccess: true},
 		Episode:    []int64{0, 0, 1, 1, 1, 2},
 		Terminated: []bool{false, false, false, false, true, false},
 		Truncated:  []bool{false, true, false, false, false, true},
+		Success:    []bool{false, true, false, false, false, true},
 	}
 	ds.Reward = make([]float64, 6)
 	got, err := successLabels(ds)
@@ -243,21 +244,6 @@ func TestSuccessLabels(t *testing.T) {
 	}
 	if want := []float64{1, 1, 0, 0, 0, 1}; !equal(got, want) {
 		t.Errorf("labels %v, want %v", got, want)
-	}
-	for _, tc := range []struct {
-		env         string
-		term, trunc bool
-		success, ok bool
-	}{
-		{"acrobot", true, false, true, true},
-		{"acrobot", false, true, false, true},
-		{"mountaincar_continuous", true, false, true, true},
-		{"pendulum", false, true, false, false},
-	} {
-		s, ok := EpisodeSuccess(tc.env, tc.term, tc.trunc)
-		if s != tc.success || ok != tc.ok {
-			t.Errorf("EpisodeSuccess(%s, %v, %v) = %v, %v", tc.env, tc.term, tc.trunc, s, ok)
-		}
 	}
 }
 

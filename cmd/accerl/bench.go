@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/accerl/accerl/activities/engine"
+	"github.com/accerl/accerl/activities"
 	"github.com/accerl/accerl/testenv"
 )
 
@@ -39,15 +39,16 @@ Run 'accerl bench <benchmark> --help' for its flags.
 }
 
 func benchThroughput(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	def := engine.DefaultBenchConfig()
+	def := activities.ThroughputBench()
+	lat := activities.ThroughputLatency
 	fs := newFlagSet("bench throughput", "bench throughput [flags]   — run the same workload in sync and async mode, interleaved, and compare env steps/s", stderr)
 	workers := fs.Int("workers", def.Config.Workers, "rollout workers")
 	envs := fs.Int("envs-per-worker", def.Config.EnvsPerWorker, "environments per worker")
-	latKind := fs.String("latency", def.Config.Latency.Kind, "simulated step latency: none, constant or lognormal")
-	median := fs.Duration("median", def.Config.Latency.Median, "latency median (constant: the delay)")
-	sigma := fs.Float64("sigma", def.Config.Latency.Sigma, "lognormal shape σ; larger means a heavier tail")
-	slowFrac := fs.Float64("slow-fraction", def.Config.Latency.SlowFraction, "fraction of workers that are slow")
-	slowFactor := fs.Float64("slow-factor", def.Config.Latency.SlowFactor, "how many times slower the slow workers are")
+	latKind := fs.String("latency", lat.Kind, "simulated step latency: none, constant or lognormal")
+	median := fs.Duration("median", lat.Median, "latency median (constant: the delay)")
+	sigma := fs.Float64("sigma", lat.Sigma, "lognormal shape σ; larger means a heavier tail")
+	slowFrac := fs.Float64("slow-fraction", lat.SlowFraction, "fraction of workers that are slow")
+	slowFactor := fs.Float64("slow-factor", lat.SlowFactor, "how many times slower the slow workers are")
 	batch := fs.Int("batch-steps", def.Config.BatchSteps, "env steps per trainer update")
 	maxBatch := fs.Int("max-batch", def.Config.MaxBatch, "inference batch fires at this many queued requests")
 	maxWait := fs.Duration("max-wait", def.Config.MaxWait, "inference batch fires when the oldest request waited this long (0: whatever queued during the previous batch; see 'go doc ./activities/engine DefaultBenchConfig')")
@@ -61,15 +62,22 @@ func benchThroughput(ctx context.Context, args []string, stdout, stderr io.Write
 	cfg := def
 	c := &cfg.Config
 	c.Workers, c.EnvsPerWorker, c.BatchSteps, c.MaxBatch, c.MaxWait, c.Seed = *workers, *envs, *batch, *maxBatch, *maxWait, *seed
-	c.Latency = testenv.Latency{Kind: *latKind, Median: *median, Sigma: *sigma, SlowFraction: *slowFrac, SlowFactor: *slowFactor}
+	l := testenv.Latency{Kind: *latKind, Median: *median, Sigma: *sigma, SlowFraction: *slowFrac, SlowFactor: *slowFactor}
+	if err := l.Validate(); err != nil {
+		return fmt.Errorf("bench throughput: %w", err)
+	}
+	cfg.Envs = func(c activities.EngineSettings) activities.Envs {
+		return activities.LatencyEnvFactory(testenv.KindCartPole, c.MaxEpisodeSteps, l, c.Workers, c.EnvsPerWorker, c.Seed)
+	}
+	cfg.Workload = fmt.Sprintf("cartpole, %s step latency median %v sigma %g, %.0f%% of workers %gx slower", l.Kind, l.Median, l.Sigma, 100*l.SlowFraction, l.SlowFactor)
 	cfg.Rounds, cfg.PhaseDuration = *rounds, *phase
 	fmt.Fprintf(stdout, "Workload: %d envs (%d workers × %d), %s latency median %v σ=%.2g, %.0f%% of workers %.3g× slower, batch %d steps, max_batch %d, max_wait %v\n",
-		c.NumEnvs(), c.Workers, c.EnvsPerWorker, c.Latency.Kind, c.Latency.Median, c.Latency.Sigma, 100*c.Latency.SlowFraction, c.Latency.SlowFactor, c.BatchSteps, c.MaxBatch, c.MaxWait)
+		c.NumEnvs(), c.Workers, c.EnvsPerWorker, l.Kind, l.Median, l.Sigma, 100*l.SlowFraction, l.SlowFactor, c.BatchSteps, c.MaxBatch, c.MaxWait)
 	fmt.Fprintf(stdout, "Running %d × (sync, async) phases of %v each...\n", cfg.Rounds, cfg.PhaseDuration)
-	cfg.OnPhase = func(p engine.BenchPhase) {
+	cfg.OnPhase = func(p activities.ThroughputPhase) {
 		fmt.Fprintf(stdout, "  round %d %-5s %8.0f steps/s\n", p.Round+1, p.Mode, p.Stats.StepsPerS)
 	}
-	res, err := engine.BenchThroughput(ctx, cfg)
+	res, err := activities.BenchThroughput(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -78,7 +86,7 @@ func benchThroughput(ctx context.Context, args []string, stdout, stderr io.Write
 	fmt.Fprintln(tw, "mode\tsteps/s\tceiling steps/s\tfraction of ceiling\tmean batch\tmean waiting\tbatch share\tp50 wait ms\tp99 wait ms\ttrainer busy\t")
 	for _, m := range []struct {
 		name string
-		b    engine.BenchMode
+		b    activities.ThroughputMode
 	}{{"sync", res.Sync}, {"async", res.Async}} {
 		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.1f%%\t%.2f\t%.2f\t%.1f%%\t%.3f\t%.3f\t%.1f%%\t\n", m.name, m.b.StepsPerS, m.b.CeilingStepsPerS,
 			100*m.b.CeilingFraction, m.b.MeanBatch, m.b.MeanWaitingAtBatch, 100*m.b.BatchShare, m.b.P50WaitMs, m.b.P99WaitMs, 100*m.b.TrainerBusy)

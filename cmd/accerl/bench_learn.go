@@ -12,8 +12,8 @@ import (
 
 	"github.com/accerl/accerl/activities"
 	"github.com/accerl/accerl/activities/engine"
-	"github.com/accerl/accerl/specs"
 	"github.com/accerl/accerl/runstate"
+	"github.com/accerl/accerl/specs"
 )
 
 // learnCheck is a named learning check: an environment, an algorithm, a budget and the mean
@@ -190,7 +190,7 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // Temporal: a learning check measures the learner, not the orchestration).
 func trainCheck(ctx context.Context, cfg specs.Config, seed uint64) (learnSeed, error) {
 	total := int(ceilDiv64(cfg.Budget.EnvSteps, runstate.StepsPerUpdate(cfg)))
-	eng, err := engine.New(activities.EngineConfig(cfg, seed, total), nil)
+	eng, err := activities.NewEngine(cfg, seed, total, nil)
 	if err != nil {
 		return learnSeed{}, err
 	}

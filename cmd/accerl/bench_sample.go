@@ -14,8 +14,8 @@ import (
 	"github.com/accerl/accerl/activities/engine"
 	"github.com/accerl/accerl/activities/worldmodel"
 	"github.com/accerl/accerl/reports"
-	"github.com/accerl/accerl/specs"
 	"github.com/accerl/accerl/runstate"
+	"github.com/accerl/accerl/specs"
 )
 
 // sampleArm is one arm's outcome on one seed of the sample-efficiency benchmark.
@@ -245,7 +245,7 @@ func runSampleArm(ctx context.Context, cfg specs.Config, seed uint64, ev sampleE
 	var arm sampleArm
 	total := int(ceilDiv64(cfg.Budget.EnvSteps, runstate.StepsPerUpdate(cfg)))
 	ecfg := activities.EngineConfig(cfg, seed, total)
-	eng, err := engine.New(ecfg, nil)
+	eng, err := engine.New(ecfg, nil, activities.EnvFactory(cfg, seed))
 	if err != nil {
 		return arm, err
 	}
@@ -259,7 +259,7 @@ func runSampleArm(ctx context.Context, cfg specs.Config, seed uint64, ev sampleE
 		}
 		defer os.RemoveAll(dir)
 		info, err := worldmodel.CollectOffline(ctx, worldmodel.CollectConfig{Env: cfg.Env.Kind, MaxEpisodeSteps: cfg.Env.MaxEpisodeSteps,
-			Trajectories: wm.OfflineTrajectories, Behaviour: wm.Behaviour, Seed: seed}, dir)
+			Trajectories: wm.OfflineTrajectories, Behaviour: wm.Behaviour, Seed: seed}, dir, activities.OfflineSims(cfg.Env.Kind, cfg.Env.MaxEpisodeSteps))
 		if err != nil {
 			return arm, err
 		}

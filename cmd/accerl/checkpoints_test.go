@@ -7,7 +7,6 @@ import (
 
 	"github.com/accerl/accerl/activities"
 	"github.com/accerl/accerl/activities/checkpoint"
-	"github.com/accerl/accerl/activities/engine"
 	"github.com/accerl/accerl/reports"
 	"github.com/accerl/accerl/specs"
 )
@@ -41,7 +40,7 @@ func assertCheckpointsFinite(t *testing.T, root string) {
 			t.Errorf("checkpoint %s: %v", d, err)
 			continue
 		}
-		if _, err := engine.New(activities.EngineConfig(cfg, man.Seed, 100), snap); err != nil {
+		if _, err := activities.NewEngine(cfg, man.Seed, 100, snap); err != nil {
 			t.Errorf("checkpoint %s does not restore: %v", d, err)
 		}
 	}

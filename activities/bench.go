@@ -1,0 +1,43 @@
+package activities
+
+import (
+	"context"
+	"time"
+
+	"github.com/accerl/accerl/activities/engine"
+	"github.com/accerl/accerl/testenv"
+)
+
+// The throughput benchmark's types, for the CLI (which does not import the engine).
+type (
+	ThroughputConfig = engine.BenchConfig
+	ThroughputResult = engine.BenchResult
+	ThroughputPhase  = engine.BenchPhase
+	ThroughputMode   = engine.BenchMode
+	// EngineSettings is the engine's configuration (engine.Config), which ThroughputConfig
+	// carries; Envs the factory of an engine's environments.
+	EngineSettings = engine.Config
+	Envs           = engine.EnvFactory
+)
+
+// ThroughputLatency is the default throughput workload's simulated step latency: lognormal,
+// median 5 ms, σ = 1 (mean 8.2 ms), the first 25% of the workers 3× slower — the wall time of
+// an external physics simulator, not CPU work.
+var ThroughputLatency = testenv.Latency{Kind: testenv.LatencyLognormal, Median: 5 * time.Millisecond, Sigma: 1,
+	SlowFraction: 0.25, SlowFactor: 3}
+
+// ThroughputBench returns the default throughput workload (engine.DefaultBenchConfig) with
+// its environments: CartPole with ThroughputLatency.
+func ThroughputBench() ThroughputConfig {
+	cfg := engine.DefaultBenchConfig()
+	cfg.Envs = func(c engine.Config) engine.EnvFactory {
+		return LatencyEnvFactory(testenv.KindCartPole, c.MaxEpisodeSteps, ThroughputLatency, c.Workers, c.EnvsPerWorker, c.Seed)
+	}
+	cfg.Workload = "cartpole, lognormal step latency median 5ms sigma 1, first 25% of workers 3x slower"
+	return cfg
+}
+
+// BenchThroughput measures the same workload in sync and async mode (engine.BenchThroughput).
+func BenchThroughput(ctx context.Context, cfg ThroughputConfig) (*ThroughputResult, error) {
+	return engine.BenchThroughput(ctx, cfg)
+}

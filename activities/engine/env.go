@@ -1,0 +1,64 @@
+package engine
+
+import (
+	"encoding"
+	"math/rand/v2"
+)
+
+// ActionSpace describes the actions an Env accepts. N > 0 means discrete with N choices,
+// passed as action[0] = float64(index); N == 0 means continuous with len(Low) dimensions
+// bounded by Low and High.
+type ActionSpace struct {
+	N         int
+	Low, High []float64
+}
+
+// Dims returns the length of an action slice: 1 for a discrete space, len(Low) for a
+// continuous one.
+func (s ActionSpace) Dims() int {
+	if s.N > 0 {
+		return 1
+	}
+	return len(s.Low)
+}
+
+// StepResult is what one environment step returns.
+type StepResult struct {
+	// Obs is the next observation; the caller may keep it.
+	Obs []float64
+	// Reward is the step's reward.
+	Reward float64
+	// Terminated means the episode reached a terminal state of the task; Truncated that it
+	// hit its time limit.
+	Terminated, Truncated bool
+	// Success, on the step that ends an episode, says whether the episode reached the task's
+	// goal. HasSuccess is false for tasks without a notion of success (Pendulum's episodes
+	// only end at the time limit); Success is then meaningless.
+	Success, HasSuccess bool
+}
+
+// Env is the environment interface the engine steps. The engine owns it; whoever builds an
+// engine passes an [EnvFactory] that makes them (package activities adapts testenv's
+// simulators; a remote simulator can satisfy it just as well).
+type Env interface {
+	// ObsDim returns the observation length.
+	ObsDim() int
+	// ActionSpace describes the valid actions.
+	ActionSpace() ActionSpace
+	// Reset starts an episode drawing the initial state from rng and returns the first
+	// observation.
+	Reset(rng *rand.Rand) []float64
+	// Step applies action (ActionSpace().Dims() values).
+	Step(action []float64) StepResult
+	// MarshalBinary and UnmarshalBinary capture and restore the complete episode state, so
+	// that a restored environment steps bit-identically.
+	encoding.BinaryMarshaler
+	encoding.BinaryUnmarshaler
+}
+
+// EnvFactory makes environment index of an engine: 0 … NumEnvs−1 are the rollout
+// environments (worker index / EnvsPerWorker owns environment index), and index NumEnvs is
+// the one Evaluate plays, which should not simulate latency. Every call returns a new,
+// independent environment; all of an engine's environments must have the same observation
+// width and action space.
+type EnvFactory func(index int) (Env, error)

@@ -1,0 +1,107 @@
+package activities
+
+import (
+	"time"
+
+	"github.com/accerl/accerl/activities/engine"
+	"github.com/accerl/accerl/activities/worldmodel"
+	"github.com/accerl/accerl/specs"
+	"github.com/accerl/accerl/testenv"
+)
+
+// This file is the composition root of environments: the engine defines the environment
+// interface it steps (engine.Env) and takes a factory; testenv's simulators implement the
+// rest, and here they meet.
+
+// EnvFactory returns the factory of an arm's environments: testenv's simulator of the spec's
+// env kind, its rollout environments wrapped in the spec's simulated step latency (worker w's
+// environments are slow when w is among the first slow_fraction of workers; every environment
+// draws its delays from its own stream under seed), and the evaluation environment (index
+// workers × envs_per_worker) without latency.
+func EnvFactory(c specs.Config, seed uint64) engine.EnvFactory {
+	return LatencyEnvFactory(c.Env.Kind, c.Env.MaxEpisodeSteps, specLatency(c.Env.Latency),
+		c.Pipeline.Workers, c.Pipeline.EnvsPerWorker, seed)
+}
+
+// LatencyEnvFactory is EnvFactory from its parts: kind and maxSteps pick the simulator
+// (testenv.Make), lat the simulated latency of the workers × perWorker rollout environments.
+func LatencyEnvFactory(kind string, maxSteps int, lat testenv.Latency, workers, perWorker int, seed uint64) engine.EnvFactory {
+	n := workers * perWorker
+	return func(i int) (engine.Env, error) {
+		raw, err := testenv.Make(kind, testenv.Options{MaxEpisodeSteps: maxSteps})
+		if err != nil {
+			return nil, err
+		}
+		if i >= n {
+			return simEnv{raw}, nil
+		}
+		// Environments of one worker step concurrently and a sampler is not safe for
+		// concurrent use, so each has its own, with its worker's slowness.
+		sampler := lat.ForWorker(i/perWorker, workers, seed^(0x9e3779b97f4a7c15*uint64(i+1)))
+		return simEnv{testenv.WithLatency(raw, sampler, time.Sleep)}, nil
+	}
+}
+
+// specLatency is the spec's latency block as testenv's latency model.
+func specLatency(l specs.Latency) testenv.Latency {
+	return testenv.Latency{Kind: l.Kind, Median: l.Median, Sigma: l.Sigma, SlowFraction: l.SlowFraction, SlowFactor: l.SlowFactor}
+}
+
+// simEnv adapts a testenv simulator to engine.Env: the same methods, with the engine's action
+// space type, and the episode's success (testenv.Env.Succeeded) in the step that ends it.
+type simEnv struct{ testenv.Env }
+
+func (e simEnv) ActionSpace() engine.ActionSpace {
+	s := e.Env.ActionSpace()
+	return engine.ActionSpace{N: s.N, Low: s.Low, High: s.High}
+}
+
+func (e simEnv) Step(action []float64) engine.StepResult {
+	obs, r, term, trunc := e.Env.Step(action)
+	res := engine.StepResult{Obs: obs, Reward: r, Terminated: term, Truncated: trunc}
+	if term || trunc {
+		res.Success, res.HasSuccess = e.Env.Succeeded(term, trunc)
+	}
+	return res
+}
+
+// OfflineSims returns the simulator factory CollectOffline records an arm's offline dataset
+// with: the spec's env kind, without latency (collection is not a throughput measurement).
+func OfflineSims(kind string, maxSteps int) func() (worldmodel.Sim, error) {
+	return func() (worldmodel.Sim, error) {
+		env, err := testenv.Make(kind, testenv.Options{MaxEpisodeSteps: maxSteps})
+		if err != nil {
+			return nil, err
+		}
+		return offlineSim{env}, nil
+	}
+}
+
+// offlineSim adapts a testenv simulator to worldmodel.Sim.
+type offlineSim struct{ testenv.Env }
+
+func (s offlineSim) Actions() (n int, low, high []float64) {
+	a := s.Env.ActionSpace()
+	return a.N, a.Low, a.High
+}
+
+func (s offlineSim) HasSuccess() bool {
+	_, ok := s.Env.Succeeded(false, true)
+	return ok
+}
+
+func (s offlineSim) Step(action []float64) (obs []float64, reward float64, terminated, truncated, success bool) {
+	obs, reward, terminated, truncated = s.Env.Step(action)
+	if terminated || truncated {
+		success, _ = s.Env.Succeeded(terminated, truncated)
+	}
+	return obs, reward, terminated, truncated, success
+}
+
+// NewEngine builds the engine of an arm with the resolved config c and seed (totalUpdates is
+// the run's planned updates, for learning-rate annealing) on the arm's environments
+// (EnvFactory), continuing from snap when it is not nil. TrainSegment builds its engine this
+// way.
+func NewEngine(c specs.Config, seed uint64, totalUpdates int, snap *engine.Snapshot) (*engine.Engine, error) {
+	return engine.New(EngineConfig(c, seed, totalUpdates), snap, EnvFactory(c, seed))
+}
