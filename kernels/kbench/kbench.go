@@ -32,7 +32,8 @@ type Shape struct {
 	M              int    `json:"m"`
 	N              int    `json:"n"`
 	K              int    `json:"k"`
-	TransA, TransB bool   `json:"-"`
+	TransA         bool   `json:"trans_a,omitempty"`
+	TransB         bool   `json:"trans_b,omitempty"`
 }
 
 // Flops returns 2·M·N·K.
