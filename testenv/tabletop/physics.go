@@ -37,10 +37,16 @@ func (w *world) step(a []float64) {
 		w.moveAxis(k, maxStepPos*a[k])
 	}
 	if w.stove >= 0 {
+		// The part of the sideways sweep inside the knob's zone turns it.
 		kz := w.knobZone()
-		if kz.contains(before) && kz.contains(g.tip) {
-			turn := knobGain * (g.tip.x - before.x)
-			if g.w < 0.02 && g.held < 0 {
+		inYZ := func(p vec3) bool { return p.y >= kz.min.y && p.y <= kz.max.y && p.z >= kz.min.z && p.z <= kz.max.z }
+		if inYZ(before) && inYZ(g.tip) {
+			lo, hi := math.Max(math.Min(before.x, g.tip.x), kz.min.x), math.Min(math.Max(before.x, g.tip.x), kz.max.x)
+			turn := 0.0
+			if hi > lo {
+				turn = math.Copysign(knobGain*(hi-lo), g.tip.x-before.x)
+			}
+			if kz.contains(g.tip) && g.w < 0.02 && g.held < 0 {
 				turn += dyaw // a closed gripper on the knob turns it with its wrist
 			}
 			w.q[jointKnob] = clamp(w.q[jointKnob]+turn, 0, knobMax)

@@ -28,8 +28,8 @@ func (c *camera) pose(w *world) (eye, fwd, right, up vec3) {
 		target = g.tip.add(r.apply(vec3{0, 0.035, 0}))
 		upHint = r.apply(vec3{0, 1, 0})
 	default:
-		eye = vec3{0, -0.66, 0.58}
-		target = vec3{0, 0.04, 0.02}
+		eye = vec3{0, -0.60, 0.56}
+		target = vec3{0, 0.03, 0.0}
 		upHint = vec3{0, 0, 1}
 	}
 	fwd = target.sub(eye).unit()

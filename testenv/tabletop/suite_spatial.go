@@ -58,7 +58,7 @@ func spatialSuite() *suiteDef {
 		spatialLayout("pick up the black bowl on the cookie box and place it on the plate",
 			p{0.16, -0.16}, p{-0.05, 0.0}, p{-0.22, -0.14}, p{0.18, 0.02}, onTop(kindBlackBowl, spBox, 0, 0), none),
 		spatialLayout("pick up the black bowl in the top drawer of the wooden cabinet and place it on the plate",
-			p{0.12, -0.14}, p{-0.12, -0.18}, p{0.02, 0.05}, p{0.25, -0.02}, inDrawer(kindBlackBowl, jointTopDrawer), topOpen),
+			p{0.12, -0.14}, p{-0.12, -0.18}, p{0.02, 0.05}, p{0.27, 0.0}, inDrawer(kindBlackBowl, jointTopDrawer), topOpen),
 		spatialLayout("pick up the black bowl on the ramekin and place it on the plate",
 			p{-0.18, -0.14}, p{0.20, -0.14}, p{0.02, -0.02}, p{0.0, -0.22}, onTop(kindBlackBowl, spRamekin, 0, 0), none),
 		spatialLayout("pick up the black bowl next to the cookie box and place it on the plate",

@@ -124,7 +124,7 @@ func (t *task) build(rng *rand.Rand) world {
 			case p.on >= 0:
 				s := &w.ents[p.on]
 				z := s.top()
-				if s.info().container {
+				if s.info().container && e.fitsIn(s) {
 					z = s.pos.z + s.info().floor
 				}
 				e.pos = vec3{s.pos.x + p.x + jit(j/2), s.pos.y + p.y + jit(j/2), z}

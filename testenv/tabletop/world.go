@@ -79,6 +79,14 @@ func (e *entity) inner() aabb {
 	return boxAt(e.pos.add(vec3{0, 0, i.floor}), i.hx-i.wall, i.hy-i.wall, i.h-i.floor)
 }
 
+// fitsIn reports whether e is small enough to go inside container c (its
+// footprint at most 5 mm wider than c's interior each way; a slightly too
+// big item wedges in, as a cream cheese box in a bowl does).
+func (e *entity) fitsIn(c *entity) bool {
+	i, ci := e.info(), c.info()
+	return i.hx <= ci.hx-ci.wall+0.005 && i.hy <= ci.hy-ci.wall+0.005
+}
+
 // gripper is the kinematic parallel gripper.
 type gripper struct {
 	tip              vec3 // fingertip centre
@@ -224,7 +232,7 @@ func (w *world) restSurface(i int) (float64, int) {
 		o := &w.ents[j]
 		oi := o.info()
 		switch {
-		case oi.container && o.inner().containsXY(c.x, c.y):
+		case oi.container && o.inner().containsXY(c.x, c.y) && e.fitsIn(o):
 			consider(o.pos.z+oi.floor, j)
 		case fp.overlapsXY(o.box()):
 			consider(o.top(), j)
