@@ -141,7 +141,8 @@ func (e *Env) Reset(rng *rand.Rand) []float64 {
 // ResetTo starts task taskIdx from its fixed initial state initIdx
 // (0..InitStates−1), the evaluation protocol's starting points, regenerated
 // identically in every run. A task outside Config.Tasks is allowed; an
-// index out of range panics.
+// index out of range panics. The episode's outcome enters the task's
+// history (which weights Reset's sampling) like any other.
 func (e *Env) ResetTo(taskIdx, initIdx int) []float64 {
 	if taskIdx < 0 || taskIdx >= TasksPerSuite || initIdx < 0 || initIdx >= InitStates {
 		panic(fmt.Sprintf("tabletop: ResetTo(%d, %d): task must be in 0..%d and init state in 0..%d", taskIdx, initIdx, TasksPerSuite-1, InitStates-1))

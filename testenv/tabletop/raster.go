@@ -85,12 +85,13 @@ func (r *raster) toCam(p vec3) camPoint {
 
 const nearPlane = 0.01
 
-// tri draws a triangle with outward normal n (world) in colour col, shaded
-// by the light; faces seen from behind are lit as their other side.
+// tri draws a face triangle of a closed solid with outward normal n
+// (world) in colour col, shaded by the light; faces turned away from the
+// camera are culled (every solid drawn is closed, or capped, so they are
+// hidden anyway).
 func (r *raster) tri(a, b, c vec3, n vec3, col [3]uint8) {
-	view := r.eye.sub(a)
-	if view.dot(n) < 0 {
-		n = n.scale(-1)
+	if r.eye.sub(a).dot(n) <= 0 {
+		return
 	}
 	s := ambient + (1-ambient)*math.Max(0, n.dot(r.light))
 	r.triFlat(a, b, c, shade(col, s))
