@@ -37,8 +37,8 @@ func WritePNG(path string, img image.Image) error {
 }
 
 // contactSheet tiles frames (each a list of per-camera RGB buffers of side
-// size) into one image: one row per frame... in columns of cols frames,
-// each frame's cameras side by side, with a 2-pixel gutter.
+// size) into one image, cols frames per row, each frame's cameras side by
+// side, on white with a 2-pixel gutter.
 func contactSheet(frames [][][]uint8, size, cols int) *image.RGBA {
 	if len(frames) == 0 {
 		return image.NewRGBA(image.Rect(0, 0, 1, 1))
