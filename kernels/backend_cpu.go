@@ -15,6 +15,9 @@ type cpuBackend struct {
 	kernel  gemmKernel
 	name    string
 	pool    *gemmPool // nil when threads == 1
+	// minParallel is the GEMM size (flops) from which the pool is used;
+	// gemmSerialFlops, lowered by tests to exercise the parallel split.
+	minParallel float64
 
 	// State of the call in progress; a Backend serves one goroutine at a
 	// time, so one copy suffices and no call allocates.
@@ -36,7 +39,7 @@ func NewCPU(threads int) Backend {
 	if threads <= 0 {
 		threads = defaultThreads()
 	}
-	b := &cpuBackend{threads: threads, kernel: gemmKernelGo, name: "cpu-go", ws: newGemmWorkspace()}
+	b := &cpuBackend{threads: threads, kernel: gemmKernelGo, name: "cpu-go", ws: newGemmWorkspace(), minParallel: gemmSerialFlops}
 	if gemmHaveAsm {
 		b.kernel, b.name = gemmKernelAsm, "cpu-avx2"
 	}
@@ -77,7 +80,7 @@ func (b *cpuBackend) GemmStrided(transA, transB bool, m, n, k int, alpha float32
 func (b *cpuBackend) run(batch int) {
 	g := &b.args
 	flops := 2 * float64(g.m) * float64(g.n) * float64(g.k) * float64(batch)
-	if b.pool == nil || flops < gemmSerialFlops {
+	if b.pool == nil || flops < b.minParallel {
 		for p := 0; p < batch; p++ {
 			gemmTask{args: g, p: p, i1: g.m, j1: g.n}.run(b.ws)
 		}

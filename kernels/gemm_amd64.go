@@ -16,4 +16,4 @@ var gemmKernelAsm gemmKernel = sgemmKernel6x16
 // sgemmKernel6x16 is implemented in gemm_amd64.s.
 //
 //go:noescape
-func sgemmKernel6x16(kc int, a, b, c *float32, ldc int, alpha float32)
+func sgemmKernel6x16(kc int, a *float32, rsa, psa int, b, c *float32, ldc int, alpha float32)

@@ -11,7 +11,9 @@ import (
 // C is updated in nc-wide column blocks; for each kc-deep slice of the inner
 // dimension a kc×nc block of op(B) is packed into 16-column micro-panels
 // (sized for the L3 cache), then for each mc-tall row block an mc×kc block
-// of op(A) is packed into 6-row micro-panels (sized for L2), and a 6×16
+// of op(A) (sized for L2) is packed into 6-row micro-panels — or, when A is
+// stored row-major (no transA), read in place six rows at a time, which
+// saves the packing that dominates small and thin products — and a 6×16
 // register-blocked micro-kernel multiplies one A micro-panel with one B
 // micro-panel (which stays in L1) and adds alpha times the product into C.
 // Edge tiles run the same kernel into a scratch tile. beta is applied to C
@@ -25,9 +27,10 @@ const (
 )
 
 // gemmSerialFlops is the problem size (2·m·n·k) below which a GEMM runs on
-// the calling goroutine: handing work to the pool costs a few microseconds,
-// about 10⁵ flops at the micro-kernel's rate.
-const gemmSerialFlops = 1 << 20
+// the calling goroutine: handing work to the pool costs a few microseconds
+// (about 10⁵ flops at the micro-kernel's rate), and each task packs its own
+// share of B, so splitting a product of less than ~50 µs does not pay.
+const gemmSerialFlops = 1 << 22
 
 // gemmWorkspace holds one goroutine's packing buffers.
 type gemmWorkspace struct {
@@ -43,9 +46,6 @@ func newGemmWorkspace() *gemmWorkspace {
 	}
 }
 
-// gemmWorkspaces recycles workspaces of goroutines that are not pool workers.
-var gemmWorkspaces = sync.Pool{New: func() any { return newGemmWorkspace() }}
-
 // gemmArgs is one (possibly batched) GEMM call: problem p of a batch uses
 // a[p*sa:], b[p*sb:], c[p*sc:].
 type gemmArgs struct {
@@ -57,9 +57,11 @@ type gemmArgs struct {
 	kernel         gemmKernel
 }
 
-// gemmKernel adds alpha·Σ_p a[p*6+r]*b[p*16+j] into c[r*ldc+j] for r < 6,
-// j < 16, with a and b packed micro-panels of depth kc ≥ 1.
-type gemmKernel func(kc int, a, b, c *float32, ldc int, alpha float32)
+// gemmKernel adds alpha·Σ_p a[r*rsa+p*psa]*b[p*16+j] into c[r*ldc+j] for
+// r < 6, j < 16, with b a packed micro-panel of depth kc ≥ 1 and a either a
+// packed micro-panel (rsa = 1, psa = 6) or six rows of a row-major op(A) read
+// in place (rsa = its row stride, psa = 1).
+type gemmKernel func(kc int, a *float32, rsa, psa int, b, c *float32, ldc int, alpha float32)
 
 // gemmTask is the block C[i0:i1, j0:j1] of batch problem p.
 type gemmTask struct {
@@ -80,7 +82,6 @@ func (t gemmTask) run(ws *gemmWorkspace) {
 // block of one problem.
 func gemmBlock(g *gemmArgs, ws *gemmWorkspace, a, b, c []float32, i0, i1, j0, j1 int) {
 	m, n, k := g.m, g.n, g.k
-	_ = m
 	if g.beta != 1 {
 		for i := i0; i < i1; i++ {
 			row := c[i*n+j0 : i*n+j1]
@@ -103,28 +104,43 @@ func gemmBlock(g *gemmArgs, ws *gemmWorkspace, a, b, c []float32, i0, i1, j0, j1
 			gemmPackB(ws.bp, g.transB, b, k, n, pc, kb, jc, nb)
 			for ic := i0; ic < i1; ic += gemmMC {
 				mb := min(gemmMC, i1-ic)
-				gemmPackA(ws.ap, g.transA, a, m, k, ic, mb, pc, kb)
-				gemmMacro(g, ws, c, n, ic, mb, jc, nb, kb)
+				if g.transA {
+					gemmPackA(ws.ap, true, a, m, k, ic, mb, pc, kb)
+					gemmMacro(g, ws, nil, c, n, ic, mb, jc, nb, kb)
+					continue
+				}
+				// A row-major: full 6-row panels are read in place (no
+				// packing); only a last partial panel is packed, zero-padded.
+				full := mb / gemmMR * gemmMR
+				if full < mb {
+					gemmPackA(ws.ap[full*kb:], false, a, m, k, ic+full, mb-full, pc, kb)
+				}
+				gemmMacro(g, ws, a[ic*k+pc:], c, n, ic, mb, jc, nb, kb)
 			}
 		}
 	}
 }
 
-// gemmMacro multiplies the packed mb×kb A block with the packed kb×nb B
-// block into C[ic:ic+mb, jc:jc+nb].
-func gemmMacro(g *gemmArgs, ws *gemmWorkspace, c []float32, ldc, ic, mb, jc, nb, kb int) {
+// gemmMacro multiplies the mb×kb A block with the packed kb×nb B block into
+// C[ic:ic+mb, jc:jc+nb]. A is packed in ws.ap when a is nil; otherwise a
+// starts at op(A)[ic][pc] of a row-major op(A) with row stride g.k, and
+// only a last partial panel is packed (in ws.ap, at its panel offset).
+func gemmMacro(g *gemmArgs, ws *gemmWorkspace, a, c []float32, ldc, ic, mb, jc, nb, kb int) {
 	for jr := 0; jr < nb; jr += gemmNR {
 		nr := min(gemmNR, nb-jr)
 		bp := &ws.bp[jr*kb]
 		for ir := 0; ir < mb; ir += gemmMR {
 			mr := min(gemmMR, mb-ir)
-			ap := &ws.ap[ir*kb]
+			ap, rsa, psa := &ws.ap[ir*kb], 1, gemmMR
+			if a != nil && mr == gemmMR {
+				ap, rsa, psa = &a[ir*g.k], g.k, 1
+			}
 			if mr == gemmMR && nr == gemmNR {
-				g.kernel(kb, ap, bp, &c[(ic+ir)*ldc+jc+jr], ldc, g.alpha)
+				g.kernel(kb, ap, rsa, psa, bp, &c[(ic+ir)*ldc+jc+jr], ldc, g.alpha)
 				continue
 			}
 			clear(ws.tile[:])
-			g.kernel(kb, ap, bp, &ws.tile[0], gemmNR, g.alpha)
+			g.kernel(kb, ap, rsa, psa, bp, &ws.tile[0], gemmNR, g.alpha)
 			for r := 0; r < mr; r++ {
 				dst := c[(ic+ir+r)*ldc+jc+jr : (ic+ir+r)*ldc+jc+jr+nr]
 				src := ws.tile[r*gemmNR : r*gemmNR+nr]

@@ -139,9 +139,11 @@ func testGemmParity(t *testing.T, be Backend) {
 }
 
 func TestGemmParityCPU(t *testing.T) {
-	for _, threads := range []int{1, 3} {
-		testGemmParity(t, NewCPU(threads))
-	}
+	testGemmParity(t, NewCPU(1))
+	// Every size through the pool, split into row and column blocks.
+	b := NewCPU(3).(*cpuBackend)
+	b.minParallel = 0
+	testGemmParity(t, b)
 }
 
 // TestGemmParityGoKernel runs the portable micro-kernel even where the
@@ -175,7 +177,9 @@ func TestGemmLargeParallel(t *testing.T) {
 
 func TestGemmStridedParity(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for _, be := range []Backend{NewCPU(1), NewCPU(3)} {
+	par := NewCPU(3).(*cpuBackend)
+	par.minParallel = 0
+	for _, be := range []Backend{NewCPU(1), par} {
 		for _, tt := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
 			m, n, k, batch := 37, 41, 33, 5
 			sa, sb, sc := m*k+3, k*n, m*n+1

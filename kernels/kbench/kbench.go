@@ -28,11 +28,12 @@ import (
 
 // Shape is one GEMM: C (M×N) = op(A) (M×K) · op(B) (K×N).
 type Shape struct {
-	Name           string `json:"name"`
-	M              int    `json:"m"`
-	N              int    `json:"n"`
-	K              int    `json:"k"`
-	TransA, TransB bool   `json:"-"`
+	Name   string `json:"name"`
+	M      int    `json:"m"`
+	N      int    `json:"n"`
+	K      int    `json:"k"`
+	TransA bool   `json:"trans_a,omitempty"`
+	TransB bool   `json:"trans_b,omitempty"`
 }
 
 // Flops returns 2·M·N·K.

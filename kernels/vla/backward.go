@@ -9,8 +9,8 @@ import "fmt"
 // the LM head receive gradient; with the full head every row does.
 func (m *Net[F]) Backward(tape *Tape[F], dLogp, dEntropy, dValue []F) {
 	c := m.cfg
-	if len(tape.layers) != c.Layers || tape.nAct != c.ActionDims {
-		panic("vla: Backward: tape is not a training pass of this model")
+	if !tape.train || len(tape.layers) != c.Layers || tape.nAct != c.ActionDims || tape.width != m.headWidth() {
+		panic("vla: Backward: tape is not a Forward pass of this model with its current head")
 	}
 	nb, na, d, t := tape.B, tape.nAct, c.Dim, tape.t
 	for _, s := range []struct {

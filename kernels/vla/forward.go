@@ -28,6 +28,8 @@ type Tape[F Float] struct {
 	Greedy  []int // B×ActionDims argmax bin per position given the expert tokens before it
 
 	t, nAct int
+	train   bool
+	width   int // logits per action position (headWidth at Forward time)
 	tokens  [][]int
 	valid   []bool // B·t, false at instruction padding
 	inTok   []int  // B·t row of the token embedding per position, −1 for image and proprio positions
@@ -86,21 +88,19 @@ func (m *Net[F]) run(batch []Obs, tokens [][]int, nAct int, train bool) *Tape[F]
 	tp := c.PrefixLen()
 	t := tp + nAct
 	n := nb * t
-	tape := &Tape[F]{B: nb, t: t, nAct: nAct, tokens: tokens}
+	tape := &Tape[F]{B: nb, t: t, nAct: nAct, train: train, width: m.headWidth(), tokens: tokens}
 	x := m.embed(batch, tokens, nAct, tape)
-	var scratch layerTape[F]
-	for l := range m.w.blocks {
-		lt := &scratch
-		if train {
-			tape.layers = append(tape.layers, layerTape[F]{})
-			lt = &tape.layers[l]
-		} else {
-			tape.layers = append(tape.layers, layerTape[F]{})
+	tape.layers = make([]layerTape[F], c.Layers)
+	var scratch layerTape[F] // shared by all layers when not training
+	for l := range tape.layers {
+		lt := &tape.layers[l]
+		if !train {
+			lt = &scratch
 		}
 		x = m.block(l, x, nb, t, tp, tape.valid, lt, train)
 		if !train {
-			tape.layers[l].qkv = lt.qkv
-			lt.qkv = nil
+			// Act keeps each layer's q|k|v for the KV cache.
+			tape.layers[l].qkv, scratch.qkv = scratch.qkv, nil
 		}
 	}
 	tape.xf = x

@@ -253,3 +253,59 @@ func TestModelGradients(t *testing.T) {
 		})
 	}
 }
+
+// TestModelGradientsFloat32 finite-differences the float32 model itself on
+// every fifth parameter. The loss is a float32 computation whose rounding
+// error is about ε32·κ·|f| with ε32 = 6e-8, |f| ≲ 10 and an amplification
+// κ ≲ 10 through two blocks (TestFloat32MatchesFloat64 measures ~1e-7
+// absolute error on outputs of order 1-5): ≈ 6e-6, which the central
+// difference divides by 2h; with h = 1e-2 that is 3e-4. The truncation term
+// h²·f⁽³⁾/6 is ≲ 1e-4·|f⁽³⁾|/6 ≈ 2e-3 for |f⁽³⁾| ≲ 100. Hence the
+// tolerance 5e-3·max(1, |analytic|) (measured worst: ~2e-4); a wrong term
+// is off by ≥ 0.05 in these tests (see the float64 checks' failure
+// messages).
+func TestModelGradientsFloat32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 20))
+	c := tinyConfig(false)
+	m := NewNet[float32](c, rng)
+	perturb(m.Params(), 0.3, rng)
+	const nb = 2
+	batch := randObs(rng, c, nb)
+	tokens := randTokens(rng, c, nb)
+	wlp := randVec[float32](rng, nb*c.ActionDims, 1)
+	went := randVec[float32](rng, nb*c.ActionDims, 1)
+	wv := randVec[float32](rng, nb, 1)
+	loss := func() float64 {
+		tp := m.Forward(batch, tokens)
+		s := 0.0
+		for i := range wlp {
+			s += float64(wlp[i]*tp.Logp[i] + went[i]*tp.Entropy[i])
+		}
+		for i := range wv {
+			s += float64(wv[i] * tp.Value[i])
+		}
+		return s
+	}
+	m.ZeroGrads()
+	m.Backward(m.Forward(batch, tokens), wlp, went, wv)
+	const h = 1e-2
+	p := m.Params()
+	worst := 0.0
+	for i := 0; i < len(p); i += 5 {
+		orig := p[i]
+		hi, lo := orig+h, orig-h
+		p[i] = hi
+		fp := loss()
+		p[i] = lo
+		fm := loss()
+		p[i] = orig
+		num := (fp - fm) / float64(hi-lo) // the step float32 actually took
+		g := float64(m.Grads()[i])
+		d := math.Abs(num-g) / math.Max(1, math.Abs(g))
+		worst = math.Max(worst, d)
+		if d > 5e-3 {
+			t.Errorf("float32 param %d: analytic %.6g, numeric %.6g", i, g, num)
+		}
+	}
+	t.Logf("float32 finite differences: worst relative error %.3g", worst)
+}

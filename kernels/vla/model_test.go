@@ -245,3 +245,20 @@ func TestFloat32MatchesFloat64(t *testing.T) {
 		cmp("gradients", m64.Grads(), m32.Grads())
 	}
 }
+
+func TestSampleBinInverseCDF(t *testing.T) {
+	// p = [¼, ½, ¼]: r < ¼ → 0, r < ¾ → 1, else 2; the same with the row
+	// scaled by Z = ½ (a full head's action slice), which sampleBin
+	// renormalises.
+	for _, z := range []float64{1, 0.5} {
+		lp := []float64{math.Log(0.25 * z), math.Log(0.5 * z), math.Log(0.25 * z)}
+		for _, tc := range []struct {
+			r    float64
+			want int
+		}{{0, 0}, {0.2, 0}, {0.3, 1}, {0.7, 1}, {0.8, 2}, {0.999999, 2}} {
+			if got := sampleBin(lp, tc.r); got != tc.want {
+				t.Errorf("Z=%v r=%v: bin %d, want %d", z, tc.r, got, tc.want)
+			}
+		}
+	}
+}

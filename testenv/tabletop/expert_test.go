@@ -1,0 +1,74 @@
+package tabletop
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestExpertSolvesTasks(t *testing.T) {
+	tasks := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+	inits := make([]int, InitStates)
+	for i := range inits {
+		inits[i] = i
+	}
+	if testing.Short() {
+		tasks, inits = []int{0, 3, 6, 9}, []int{0, 31}
+	}
+	for _, suite := range Suites() {
+		e, _ := New(Config{Suite: suite})
+		for _, task := range tasks {
+			for _, i := range inits {
+				ok, n := PlayExpert(e, NewExpert(uint64(100*task+i)), task, i)
+				if !ok {
+					t.Errorf("%s task %d (%q) init %d: expert failed after %d steps", suite, task, Instruction(suite, task), i, n)
+				}
+			}
+		}
+	}
+}
+
+func TestBenchExpert(t *testing.T) {
+	res, err := BenchExpert([]string{"spatial", "goal"}, BenchOptions{InitStates: 1, Render: true, ImageSize: 16, RenderInitStates: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Suites) != 2 || res.Suites[0].Suite != "spatial" || len(res.Suites[1].Tasks) != 10 {
+		t.Fatalf("result shape %+v", res)
+	}
+	for _, s := range res.Suites {
+		if s.SuccessRate < 0.98 || s.StepsPerS <= 0 || s.RenderStepsPerS <= 0 || s.MeanLength <= 0 {
+			t.Errorf("%s: %+v", s.Suite, s)
+		}
+	}
+	js, err := json.Marshal(res)
+	if err != nil || !strings.Contains(string(js), `"suites":[{"suite":"spatial","success_rate":`) || !strings.Contains(string(js), `"render_steps_per_s"`) {
+		t.Errorf("JSON %s (%v)", js, err)
+	}
+	if _, err := BenchExpert(nil, BenchOptions{InitStates: 51}); err == nil {
+		t.Error("51 init states accepted")
+	}
+}
+
+func TestRenderEpisode(t *testing.T) {
+	dir := t.TempDir()
+	rec, err := RenderEpisode(Config{Suite: "spatial", ImageSize: 16}, 2, true, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rec.Success || rec.Steps == 0 || len(rec.FrameDirs) != 2 {
+		t.Fatalf("record %+v", rec)
+	}
+	frames, _ := filepath.Glob(filepath.Join(dir, "wrist", "*.png"))
+	if len(frames) != rec.Steps+1 {
+		t.Errorf("%d wrist frames for %d steps", len(frames), rec.Steps)
+	}
+	if st, err := os.Stat(rec.Sheet); err != nil || st.Size() == 0 {
+		t.Errorf("contact sheet: %v", err)
+	}
+	if _, err := RenderEpisode(Config{Suite: "spatial"}, 10, true, dir); err == nil {
+		t.Error("task 10 accepted")
+	}
+}
