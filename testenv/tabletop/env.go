@@ -255,6 +255,11 @@ func (e *Env) Steps() int { return e.steps }
 // Success reports whether the current task's goal holds.
 func (e *Env) Success() bool { return e.success }
 
+// Succeeded reports whether an episode that ended with these flags succeeded
+// (testenv.Env): a tabletop episode terminates exactly when its goal holds, so
+// success is termination; a truncated episode failed.
+func (e *Env) Succeeded(terminated, truncated bool) (success, ok bool) { return terminated, true }
+
 // Instruction returns the current task's language instruction.
 func (e *Env) Instruction() string { return e.suite.tasks[e.task].instruction }
 
