@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/accerl/accerl/activities/engine"
+	"github.com/accerl/accerl/specs"
 	"github.com/accerl/accerl/testenv"
 )
 
@@ -31,7 +32,7 @@ var ThroughputLatency = testenv.Latency{Kind: testenv.LatencyLognormal, Median: 
 func ThroughputBench() ThroughputConfig {
 	cfg := engine.DefaultBenchConfig()
 	cfg.Envs = func(c engine.Config) engine.EnvFactory {
-		return LatencyEnvFactory(testenv.KindCartPole, c.MaxEpisodeSteps, ThroughputLatency, c.Workers, c.EnvsPerWorker, c.Seed)
+		return LatencyEnvFactory(specs.Env{Kind: specs.EnvCartPole, MaxEpisodeSteps: c.MaxEpisodeSteps}, ThroughputLatency, c.Workers, c.EnvsPerWorker, c.Seed)
 	}
 	cfg.Workload = "cartpole, lognormal step latency median 5ms sigma 1, first 25% of workers 3x slower"
 	return cfg

@@ -7,6 +7,7 @@ import (
 	"github.com/accerl/accerl/activities/worldmodel"
 	"github.com/accerl/accerl/specs"
 	"github.com/accerl/accerl/testenv"
+	"github.com/accerl/accerl/testenv/tabletop"
 )
 
 // This file is the composition root of environments: the engine defines the environment
@@ -19,16 +20,15 @@ import (
 // draws its delays from its own stream under seed), and the evaluation environment (index
 // workers × envs_per_worker) without latency.
 func EnvFactory(c specs.Config, seed uint64) engine.EnvFactory {
-	return LatencyEnvFactory(c.Env.Kind, c.Env.MaxEpisodeSteps, specLatency(c.Env.Latency),
-		c.Pipeline.Workers, c.Pipeline.EnvsPerWorker, seed)
+	return LatencyEnvFactory(c.Env, specLatency(c.Env.Latency), c.Pipeline.Workers, c.Pipeline.EnvsPerWorker, seed)
 }
 
-// LatencyEnvFactory is EnvFactory from its parts: kind and maxSteps pick the simulator
-// (testenv.Make), lat the simulated latency of the workers × perWorker rollout environments.
-func LatencyEnvFactory(kind string, maxSteps int, lat testenv.Latency, workers, perWorker int, seed uint64) engine.EnvFactory {
+// LatencyEnvFactory is EnvFactory from its parts: env picks the simulator (MakeSim), lat the
+// simulated latency of the workers × perWorker rollout environments.
+func LatencyEnvFactory(env specs.Env, lat testenv.Latency, workers, perWorker int, seed uint64) engine.EnvFactory {
 	n := workers * perWorker
 	return func(i int) (engine.Env, error) {
-		raw, err := testenv.Make(kind, testenv.Options{MaxEpisodeSteps: maxSteps})
+		raw, err := MakeSim(env)
 		if err != nil {
 			return nil, err
 		}
@@ -40,6 +40,17 @@ func LatencyEnvFactory(kind string, maxSteps int, lat testenv.Latency, workers, 
 		sampler := lat.ForWorker(i/perWorker, workers, seed^(0x9e3779b97f4a7c15*uint64(i+1)))
 		return simEnv{testenv.WithLatency(raw, sampler, time.Sleep)}, nil
 	}
+}
+
+// MakeSim builds one simulator of the spec's env block: a classic-control task
+// (testenv.Make) or a tabletop suite (tabletop.New; the state-vector observation, images
+// rendered only for pixel policies).
+func MakeSim(e specs.Env) (testenv.Env, error) {
+	if e.Kind == specs.EnvTabletop {
+		return tabletop.New(tabletop.Config{Suite: e.Suite, Tasks: e.Tasks, ImageSize: e.ImageSize,
+			Cameras: e.Cameras, MaxEpisodeSteps: e.MaxEpisodeSteps})
+	}
+	return testenv.Make(e.Kind, testenv.Options{MaxEpisodeSteps: e.MaxEpisodeSteps})
 }
 
 // specLatency is the spec's latency block as testenv's latency model.
@@ -66,10 +77,10 @@ func (e simEnv) Step(action []float64) engine.StepResult {
 }
 
 // OfflineSims returns the simulator factory CollectOffline records an arm's offline dataset
-// with: the spec's env kind, without latency (collection is not a throughput measurement).
-func OfflineSims(kind string, maxSteps int) func() (worldmodel.Sim, error) {
+// with: the spec's env, without latency (collection is not a throughput measurement).
+func OfflineSims(e specs.Env) func() (worldmodel.Sim, error) {
 	return func() (worldmodel.Sim, error) {
-		env, err := testenv.Make(kind, testenv.Options{MaxEpisodeSteps: maxSteps})
+		env, err := MakeSim(e)
 		if err != nil {
 			return nil, err
 		}

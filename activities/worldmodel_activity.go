@@ -51,7 +51,7 @@ func (w *WorldModel) CollectOffline(ctx context.Context, in CollectOfflineInput)
 	var info worldmodel.DatasetInfo
 	err := withHeartbeat(ctx, collectHeartbeatS*time.Second, func() error {
 		var err error
-		info, err = worldmodel.CollectOffline(ctx, cfg, dir, OfflineSims(in.Config.Env.Kind, in.Config.Env.MaxEpisodeSteps))
+		info, err = worldmodel.CollectOffline(ctx, cfg, dir, OfflineSims(in.Config.Env))
 		return err
 	})
 	if err != nil {

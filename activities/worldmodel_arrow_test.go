@@ -81,7 +81,7 @@ func TestWorldModelBuffersRoundTripThroughArrow(t *testing.T) {
 // parameters' SHA-256.
 func continueFrom(t *testing.T, cfg engine.Config, snap *engine.Snapshot) string {
 	t.Helper()
-	eng, err := engine.New(cfg, snap, LatencyEnvFactory(cfg.Env, cfg.MaxEpisodeSteps, testenv.Latency{}, cfg.Workers, cfg.EnvsPerWorker, cfg.Seed))
+	eng, err := engine.New(cfg, snap, LatencyEnvFactory(specs.Env{Kind: cfg.Env, MaxEpisodeSteps: cfg.MaxEpisodeSteps}, testenv.Latency{}, cfg.Workers, cfg.EnvsPerWorker, cfg.Seed))
 	if err != nil {
 		t.Fatal(err)
 	}

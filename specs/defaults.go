@@ -102,7 +102,7 @@ const (
 )
 
 func envKinds() []string {
-	return []string{EnvCartPole, EnvAcrobot, EnvPendulum, EnvMountainCarContinuous}
+	return []string{EnvCartPole, EnvAcrobot, EnvPendulum, EnvMountainCarContinuous, EnvTabletop}
 }
 
 func latencyKinds() []string { return []string{LatencyNone, LatencyConstant, LatencyLognormal} }
@@ -137,7 +137,7 @@ func envDiscrete(kind string) (discrete, ok bool) {
 	switch kind {
 	case EnvCartPole, EnvAcrobot:
 		return true, true
-	case EnvPendulum, EnvMountainCarContinuous:
+	case EnvPendulum, EnvMountainCarContinuous, EnvTabletop:
 		return false, true
 	}
 	return false, false
@@ -156,6 +156,8 @@ func DefaultMaxEpisodeSteps(kind string) (steps int, ok bool) {
 		return 200, true
 	case EnvMountainCarContinuous:
 		return 999, true
+	case EnvTabletop:
+		return 0, true // the suite's limit, filled in by finalize
 	}
 	return 0, false
 }

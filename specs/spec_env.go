@@ -11,6 +11,13 @@ const (
 	blockEnv            = "env"
 	attrMaxEpisodeSteps = "max_episode_steps"
 
+	// Tabletop suites only.
+	attrSuite     = "suite"
+	attrTask      = "task"
+	attrTasks     = "tasks"
+	attrImageSize = "image_size"
+	attrCameras   = "cameras"
+
 	blockLatency     = "latency"
 	attrKind         = "kind"
 	attrMedian       = "median"
@@ -33,6 +40,20 @@ type Env struct {
 	MaxEpisodeSteps int `json:"max_episode_steps"`
 	// Latency adds simulated per-step delay, standing in for a slow simulator.
 	Latency Latency `json:"latency"`
+
+	// The tabletop manipulation suites (Kind EnvTabletop) only; empty for the other kinds,
+	// which keeps their resolved JSON, and so their spec hashes, as they were.
+	//
+	// Suite is "spatial", "object", "goal" or "long" (LIBERO's four suites). Tasks are the
+	// task indices (0–9) the rollout workers sample from, each episode's task drawn with
+	// weight (failures in its last 100 episodes) + 1; a resolved tabletop arm always lists
+	// them (task = 3 is [3], tasks = "all" or no task attribute is all ten). ImageSize is the
+	// cameras' resolution (a power of two, 16–256, default 64) and Cameras the cameras a pixel
+	// policy sees (default both, "agentview" and "wrist").
+	Suite     string   `json:"suite,omitempty"`
+	Tasks     []int    `json:"tasks,omitempty"`
+	ImageSize int      `json:"image_size,omitempty"`
+	Cameras   []string `json:"cameras,omitempty"`
 }
 
 // Latency is the simulated duration of one simulator step.
@@ -53,6 +74,11 @@ type Latency struct {
 var envSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: attrMaxEpisodeSteps},
+		{Name: attrSuite},
+		{Name: attrTask},
+		{Name: attrTasks},
+		{Name: attrImageSize},
+		{Name: attrCameras},
 	},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: blockLatency},
@@ -81,6 +107,16 @@ func (d *decoder) decodeEnv(block *hcl.Block, e *Env) {
 	}
 	c := d.content(block.Body, envSchema)
 	d.setInt(c.Attributes, blockEnv, attrMaxEpisodeSteps, &e.MaxEpisodeSteps, atLeast(1))
+	if kind == EnvTabletop {
+		d.decodeTabletop(c.Attributes, e)
+	} else {
+		for _, name := range []string{attrSuite, attrTask, attrTasks, attrImageSize, attrCameras} {
+			if attr, ok := c.Attributes[name]; ok {
+				d.errorf(attr.NameRange, nil, "Unsupported argument",
+					"env.%s applies to the tabletop suites only (env \"tabletop\"), not to %q. Remove it.", name, kind)
+			}
+		}
+	}
 	if lb := d.single(c.Blocks, blockLatency); lb != nil {
 		d.decodeLatency(lb, &e.Latency)
 	}

@@ -552,3 +552,44 @@ func armNames(e *specs.Experiment) []string {
 	}
 	return names
 }
+
+// A tabletop env resolves its defaults from the suite: every task, the suite's episode
+// limit, 64×64 images from both cameras; task = N picks one task; a classic env carries none
+// of the tabletop fields (so its spec hash is what it was before they existed).
+func TestTabletopEnv(t *testing.T) {
+	exp := mustParse(t, `
+experiment "tt" {
+  budget { env_steps = 1000 }
+  env "tabletop" { suite = "long" }
+  policy { action = "tokens" }
+  ablation "one" {
+    env "tabletop" {
+      suite      = "goal"
+      task       = 3
+      image_size = 128
+      cameras    = ["wrist"]
+    }
+  }
+  ablation "cartpole" {
+    env "cartpole" {}
+    policy { action = "categorical" }
+  }
+}`, nil)
+	base := exp.Arms[0].Config.Env
+	if base.Suite != "long" || len(base.Tasks) != 10 || base.Tasks[9] != 9 || base.MaxEpisodeSteps != 520 ||
+		base.ImageSize != 64 || !reflect.DeepEqual(base.Cameras, []string{"agentview", "wrist"}) {
+		t.Errorf("base tabletop env = %+v, want suite long, tasks 0-9, 520 steps, 64 px, both cameras", base)
+	}
+	one := exp.Arms[1].Config.Env
+	if one.Suite != "goal" || !reflect.DeepEqual(one.Tasks, []int{3}) || one.MaxEpisodeSteps != 300 ||
+		one.ImageSize != 128 || !reflect.DeepEqual(one.Cameras, []string{"wrist"}) {
+		t.Errorf("ablation env = %+v, want goal task 3, 300 steps, 128 px, wrist", one)
+	}
+	cp := exp.Arms[2].Config.Env
+	if cp.Suite != "" || cp.Tasks != nil || cp.ImageSize != 0 || cp.Cameras != nil || cp.MaxEpisodeSteps != 500 {
+		t.Errorf("cartpole ablation env = %+v, want no tabletop fields and 500 steps", cp)
+	}
+	if b, _ := json.Marshal(cp); strings.Contains(string(b), "suite") {
+		t.Errorf("cartpole env JSON %s carries tabletop fields", b)
+	}
+}

@@ -27,6 +27,7 @@ const (
 // It runs after all ablations were decoded, so an ablation that switches the
 // env kind gets the new kind's episode limit unless some block wrote one.
 func finalize(cfg *Config) {
+	finalizeTabletop(&cfg.Env)
 	if cfg.Env.MaxEpisodeSteps == 0 {
 		cfg.Env.MaxEpisodeSteps, _ = DefaultMaxEpisodeSteps(cfg.Env.Kind)
 	}
@@ -71,6 +72,7 @@ func checkArm(arm Arm, src *sources) hcl.Diagnostics {
 				p.MaxStaleness, p.Lag, p.Lag))
 	}
 	checkActionHead(c, src, add)
+	checkTabletop(c, src, add)
 	if a := c.Algorithm; a.AnnealLR && a.LRSchedule != LRScheduleConstant && int64(a.WarmupUpdates) >= c.TotalUpdates() {
 		add(src.blame(pathWarmup, pathEnvSteps, pathAnnealLR), "Warmup longer than the run",
 			fmt.Sprintf("algorithm.warmup_updates (%d) must be fewer than the run's planned updates (%d: budget.env_steps %d at %d real steps per update), because the annealed learning rate decays to 0 over the updates after the warmup. Lower warmup_updates, raise budget.env_steps, or set anneal_lr = false.",

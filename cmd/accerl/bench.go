@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/accerl/accerl/activities"
+	"github.com/accerl/accerl/specs"
 	"github.com/accerl/accerl/testenv"
 )
 
@@ -67,7 +68,7 @@ func benchThroughput(ctx context.Context, args []string, stdout, stderr io.Write
 		return fmt.Errorf("bench throughput: %w", err)
 	}
 	cfg.Envs = func(c activities.EngineSettings) activities.Envs {
-		return activities.LatencyEnvFactory(testenv.KindCartPole, c.MaxEpisodeSteps, l, c.Workers, c.EnvsPerWorker, c.Seed)
+		return activities.LatencyEnvFactory(specs.Env{Kind: specs.EnvCartPole, MaxEpisodeSteps: c.MaxEpisodeSteps}, l, c.Workers, c.EnvsPerWorker, c.Seed)
 	}
 	cfg.Workload = fmt.Sprintf("cartpole, %s step latency median %v sigma %g, %.0f%% of workers %gx slower", l.Kind, l.Median, l.Sigma, 100*l.SlowFraction, l.SlowFactor)
 	cfg.Rounds, cfg.PhaseDuration = *rounds, *phase

@@ -259,7 +259,7 @@ func runSampleArm(ctx context.Context, cfg specs.Config, seed uint64, ev sampleE
 		}
 		defer os.RemoveAll(dir)
 		info, err := worldmodel.CollectOffline(ctx, worldmodel.CollectConfig{Env: cfg.Env.Kind, MaxEpisodeSteps: cfg.Env.MaxEpisodeSteps,
-			Trajectories: wm.OfflineTrajectories, Behaviour: wm.Behaviour, Seed: seed}, dir, activities.OfflineSims(cfg.Env.Kind, cfg.Env.MaxEpisodeSteps))
+			Trajectories: wm.OfflineTrajectories, Behaviour: wm.Behaviour, Seed: seed}, dir, activities.OfflineSims(cfg.Env))
 		if err != nil {
 			return arm, err
 		}
