@@ -50,10 +50,10 @@
 //	                              # spatial 220, object 280, goal 300, long 520
 //	    # tabletop only (LIBERO-style manipulation: 7-D delta end-effector + gripper action in
 //	    # [-1, 1], a 46-D state vector, two RGB cameras, a language instruction, reward 1 on success):
-//	    suite      = "spatial"    # spatial | object | goal | long
-//	    tasks      = "all"        # "all" (default) or a list of task indices 0-9; or task = 3
-//	    image_size = 64           # camera resolution: 16, 32, 64, 128 or 256
-//	    cameras    = ["agentview", "wrist"]
+//	    #   suite      = "spatial"  # spatial | object | goal | long
+//	    #   tasks      = "all"      # "all" (default) or a list of task indices 0-9; or task = 3
+//	    #   image_size = 64         # camera resolution: 16, 32, 64, 128 or 256
+//	    #   cameras    = ["agentview", "wrist"] # the default: both
 //	    latency {                 # simulated simulator step latency
 //	      kind          = "none"  # none | constant | lognormal
 //	      median        = "5ms"   # constant delay, or lognormal median; >= 0 (> 0 for lognormal)
