@@ -1,7 +1,6 @@
 package vla
 
 import (
-	"math"
 	"math/rand/v2"
 )
 
@@ -24,35 +23,42 @@ func (m *Net[F]) Act(batch []Obs, rng *rand.Rand, greedy bool) (tokens [][]int, 
 	return m.act(batch, rng, greedy, nil)
 }
 
+// actWork is Act's scratch, kept by the model between calls: the prefix
+// pass's tape, the KV caches and the decode step's activations.
+type actWork[F Float] struct {
+	pre                   Tape[F]
+	cache                 []kvCache[F]
+	valid                 []bool
+	x, ln, mu, rs, qkv, q []F
+	ctx, h, u, g, s       []F
+	logits                []F
+}
+
 // act is Act; onLogp, when not nil, sees each position's nb × headWidth
 // log-softmax (for the tests that compare it with Forward's).
 func (m *Net[F]) act(batch []Obs, rng *rand.Rand, greedy bool, onLogp func(pos int, logp []F)) (tokens [][]int, logp [][]F, value []F) {
-	c := m.cfg
+	c, be := m.cfg, m.be
 	nb, d, hid := len(batch), c.Dim, c.MLPRatio*c.Dim
 	tp, tmax, na := c.PrefixLen(), c.SeqLen(), c.ActionDims
-	pre := m.run(batch, nil, 0, false)
-	value = pre.Value
-	// Caches nb × tmax × d per layer; the prefix part from the prefix pass.
-	kc := make([][]F, c.Layers)
-	vc := make([][]F, c.Layers)
-	valid := make([]bool, nb*tmax)
-	for l := range kc {
-		kc[l], vc[l] = make([]F, nb*tmax*d), make([]F, nb*tmax*d)
-		qkv := pre.layers[l].qkv
-		for i := 0; i < nb; i++ {
-			for p := 0; p < tp; p++ {
-				src := qkv[(i*tp+p)*3*d:]
-				copy(kc[l][(i*tmax+p)*d:(i*tmax+p+1)*d], src[d:2*d])
-				copy(vc[l][(i*tmax+p)*d:(i*tmax+p+1)*d], src[2*d:3*d])
-			}
-		}
+	heads, dh := c.Heads, c.Dim/c.Heads
+	ws := &m.actWS
+	// Caches nb·heads × tmax × dh per layer; the prefix part is written by
+	// the prefix pass.
+	if len(ws.cache) != c.Layers {
+		ws.cache = make([]kvCache[F], c.Layers)
 	}
+	for l := range ws.cache {
+		ws.cache[l].k, ws.cache[l].v = grow(ws.cache[l].k, nb*tmax*d), grow(ws.cache[l].v, nb*tmax*d)
+	}
+	pre := &ws.pre
+	m.run(pre, batch, nil, 0, ws.cache)
+	value = append([]F(nil), pre.Value...)
+	ws.valid = grow(ws.valid, nb*tmax)
 	for i := 0; i < nb; i++ {
 		for p := 0; p < tmax; p++ {
-			valid[i*tmax+p] = p >= tp || pre.valid[i*tp+p]
+			ws.valid[i*tmax+p] = p >= tp || pre.valid[i*tp+p]
 		}
 	}
-	pre = nil
 
 	tokens = make([][]int, nb)
 	logp = make([][]F, nb)
@@ -61,11 +67,14 @@ func (m *Net[F]) act(batch []Obs, rng *rand.Rand, greedy bool, onLogp func(pos i
 		logp[i] = make([]F, na)
 	}
 	k := m.headWidth()
-	x := make([]F, nb*d)
-	ln, mu, rs := make([]F, nb*d), make([]F, nb), make([]F, nb)
-	qkv, ctx, h := make([]F, nb*3*d), make([]F, nb*d), make([]F, nb*d)
-	u, g := make([]F, nb*hid), make([]F, nb*hid)
-	logits := make([]F, nb*k)
+	x := grow(ws.x, nb*d)
+	ln, mu, rs := grow(ws.ln, nb*d), grow(ws.mu, nb), grow(ws.rs, nb)
+	qkv, q, ctx, h := grow(ws.qkv, nb*3*d), grow(ws.q, nb*d), grow(ws.ctx, nb*d), grow(ws.h, nb*d)
+	u, g := grow(ws.u, nb*hid), grow(ws.g, nb*hid)
+	s := grow(ws.s, nb*heads*tmax)
+	logits := grow(ws.logits, nb*k)
+	ws.x, ws.ln, ws.mu, ws.rs, ws.qkv, ws.q, ws.ctx, ws.h, ws.u, ws.g, ws.s, ws.logits =
+		x, ln, mu, rs, qkv, q, ctx, h, u, g, s, logits
 	for j := 0; j < na; j++ {
 		pos := tp + j
 		sp := m.w.seqPos.w[(c.MaxInstr+1+j)*d:]
@@ -76,31 +85,31 @@ func (m *Net[F]) act(batch []Obs, rng *rand.Rand, greedy bool, onLogp func(pos i
 			}
 			e := m.w.tok.w[id*d:]
 			row := x[i*d : (i+1)*d]
-			for q := range row {
-				row[q] = e[q] + sp[q]
+			for jj := range row {
+				row[jj] = e[jj] + sp[jj]
 			}
 		}
 		for l, w := range m.w.blocks {
 			layerNorm(x, nb, d, w.ln1g.w, w.ln1b.w, ln, mu, rs)
-			linear(ln, nb, d, 3*d, w.qkvW.w, w.qkvB.w, qkv)
+			linear(be, ln, nb, d, 3*d, w.qkvW.w, w.qkvB.w, qkv)
+			kc, vc := ws.cache[l].k, ws.cache[l].v
 			for i := 0; i < nb; i++ {
-				copy(kc[l][(i*tmax+pos)*d:(i*tmax+pos+1)*d], qkv[i*3*d+d:i*3*d+2*d])
-				copy(vc[l][(i*tmax+pos)*d:(i*tmax+pos+1)*d], qkv[i*3*d+2*d:i*3*d+3*d])
-				copy(ctx[i*d:(i+1)*d], qkv[i*3*d:i*3*d+d]) // the query, read before ctx is written
+				row := qkv[i*3*d : (i+1)*3*d]
+				copy(q[i*d:(i+1)*d], row[:d])
+				for hh := 0; hh < heads; hh++ {
+					at := ((i*heads+hh)*tmax + pos) * dh
+					copy(kc[at:at+dh], row[d+hh*dh:d+(hh+1)*dh])
+					copy(vc[at:at+dh], row[2*d+hh*dh:2*d+(hh+1)*dh])
+				}
 			}
-			q := append([]F(nil), ctx...)
-			attnDecode(q, kc[l], vc[l], nb, tmax, d, c.Heads, pos, tp, valid, ctx)
-			linear(ctx, nb, d, d, w.oW.w, w.oB.w, h)
-			for q := range h {
-				h[q] += x[q]
-			}
+			attnDecode(q, kc, vc, nb, tmax, d, heads, pos, tp, ws.valid, ctx, s)
+			linear(be, ctx, nb, d, d, w.oW.w, w.oB.w, h)
+			addTo(h, x)
 			layerNorm(h, nb, d, w.ln2g.w, w.ln2b.w, ln, mu, rs)
-			linear(ln, nb, d, hid, w.fc1W.w, w.fc1B.w, u)
+			linear(be, ln, nb, d, hid, w.fc1W.w, w.fc1B.w, u)
 			gelu(u, g)
-			linear(g, nb, hid, d, w.fc2W.w, w.fc2B.w, x)
-			for q := range x {
-				x[q] += h[q]
-			}
+			linear(be, g, nb, hid, d, w.fc2W.w, w.fc2B.w, x)
+			addTo(x, h)
 		}
 		layerNorm(x, nb, d, m.w.lnfG.w, m.w.lnfB.w, ln, mu, rs)
 		m.headLogits(ln, nb, logits)
@@ -108,10 +117,8 @@ func (m *Net[F]) act(batch []Obs, rng *rand.Rand, greedy bool, onLogp func(pos i
 		if onLogp != nil {
 			onLogp(j, logits)
 		}
-		base := m.actionCol(0)
 		for i := 0; i < nb; i++ {
-			row := logits[i*k : (i+1)*k]
-			act := row[base : base+c.Bins]
+			act := logits[i*k : i*k+c.Bins]
 			var b int
 			if greedy {
 				b = argmaxBin(act)
@@ -131,12 +138,12 @@ func (m *Net[F]) act(batch []Obs, rng *rand.Rand, greedy bool, onLogp func(pos i
 func sampleBin[F Float](logp []F, r float64) int {
 	z := 0.0
 	for _, l := range logp {
-		z += math.Exp(float64(l))
+		z += float64(expNeg(l))
 	}
 	target := r * z
 	cum := 0.0
 	for b, l := range logp {
-		cum += math.Exp(float64(l))
+		cum += float64(expNeg(l))
 		if target < cum {
 			return b
 		}

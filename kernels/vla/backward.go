@@ -2,11 +2,20 @@ package vla
 
 import "fmt"
 
+// backWork is Backward's scratch, kept by the model between calls.
+type backWork[F Float] struct {
+	dhf, dx, dz, dh      []F
+	dg, dln, dctx, dctxh []F
+	dq, dk, dv, dp, dqkv []F
+	dy, dprop            []F
+}
+
 // Backward accumulates into Grads the gradient of a scalar loss L given
 // its derivatives with respect to the tape's outputs: dLogp and dEntropy
 // (B×ActionDims, ∂L/∂Logp and ∂L/∂Entropy) and dValue (B, ∂L/∂Value). Any
 // of them may be nil for zero. With the slim head, only the action rows of
-// the LM head receive gradient; with the full head every row does.
+// the LM head receive gradient; with the full head every row does. The
+// tape is left intact.
 func (m *Net[F]) Backward(tape *Tape[F], dLogp, dEntropy, dValue []F) {
 	c := m.cfg
 	if !tape.train || len(tape.layers) != c.Layers || tape.nAct != c.ActionDims || tape.width != m.headWidth() {
@@ -24,53 +33,54 @@ func (m *Net[F]) Backward(tape *Tape[F], dLogp, dEntropy, dValue []F) {
 	if len(dValue) != 0 && len(dValue) != nb {
 		panic(fmt.Sprintf("vla: Backward: dValue has %d values, want %d", len(dValue), nb))
 	}
+	ws := &m.backWS
 	n := nb * t
-	dhf := make([]F, n*d)
-	m.headBackward(tape, dLogp, dEntropy, dhf)
+	ws.dhf = grow(ws.dhf, n*d)
+	clear(ws.dhf)
+	m.headBackward(tape, dLogp, dEntropy, ws.dhf)
 	if dValue != nil {
-		m.valueBackward(tape, dValue, dhf)
+		m.valueBackward(tape, dValue, ws.dhf)
 	}
-	dx := make([]F, n*d)
-	layerNormBack(tape.xf, dhf, n, d, m.w.lnfG.w, tape.muf, tape.rsf, dx, m.w.lnfG.g, m.w.lnfB.g)
+	ws.dx = grow(ws.dx, n*d)
+	clear(ws.dx)
+	layerNormBack(tape.xf, ws.dhf, n, d, m.w.lnfG.w, tape.muf, tape.rsf, ws.dx, m.w.lnfG.g, m.w.lnfB.g)
 	for l := c.Layers - 1; l >= 0; l-- {
-		dx = m.blockBack(l, &tape.layers[l], dx, nb, t)
+		m.blockBack(l, &tape.layers[l], ws.dx, nb, t)
 	}
-	m.embedBack(tape, dx)
+	m.embedBack(tape, ws.dx)
 }
 
 // headBackward sends each action position's ∂L/∂log π and ∂L/∂H through
 // the log-softmax and the LM head into dhf.
 func (m *Net[F]) headBackward(tape *Tape[F], dLogp, dEntropy, dhf []F) {
-	c := m.cfg
+	c, ws := m.cfg, &m.backWS
 	nb, na, d, k := tape.B, tape.nAct, c.Dim, m.headWidth()
 	tp := c.PrefixLen()
-	dz := make([]F, nb*na*k)
-	for r := 0; r < nb*na; r++ {
-		var wlp, went F
-		if dLogp != nil {
-			wlp = dLogp[r]
+	ws.dz = grow(ws.dz, nb*na*k)
+	dz := ws.dz
+	parallelRange(nb*na, rowGrain(k), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			var wlp, went F
+			if dLogp != nil {
+				wlp = dLogp[r]
+			}
+			if dEntropy != nil {
+				went = dEntropy[r]
+			}
+			categoricalBack(tape.logp[r*k:(r+1)*k], tape.Entropy[r], tape.tokens[r/na][r%na], wlp, went, dz[r*k:(r+1)*k])
 		}
-		if dEntropy != nil {
-			went = dEntropy[r]
-		}
-		i, j := r/na, r%na
-		categoricalBack(tape.logp[r*k:(r+1)*k], tape.Entropy[r], m.actionCol(tape.tokens[i][j]), wlp, went, dz[r*k:(r+1)*k])
-	}
-	dh := make([]F, nb*na*d)
+	})
+	ws.dh = grow(ws.dh, nb*na*d)
+	// The logit columns are the rows of the V × Dim head (action rows
+	// first), of which the slim head uses the first Bins.
+	gw := m.w.head.g
 	if c.SlimHead {
-		linearBack(tape.hact, dz, nb*na, d, c.Bins, m.w.headAct.w, m.w.headAct.g, nil, dh)
-	} else {
-		v, rest := c.VocabSize, c.VocabSize-c.Bins
-		// Two column blocks of the V-wide dz: rows 0 … V−Bins−1 of the
-		// head, then the action rows.
-		gemm(true, false, rest, d, nb*na, 1, dz, v, tape.hact, d, 1, m.w.headRest.g, d)
-		gemm(true, false, c.Bins, d, nb*na, 1, dz[rest:], v, tape.hact, d, 1, m.w.headAct.g, d)
-		gemm(false, false, nb*na, d, rest, 1, dz, v, m.w.headRest.w, d, 0, dh, d)
-		gemm(false, false, nb*na, d, c.Bins, 1, dz[rest:], v, m.w.headAct.w, d, 1, dh, d)
+		gw = m.w.headAct.g
 	}
+	linearBack(m.be, tape.hact, dz, nb*na, d, k, m.w.head.w[:k*d], gw, nil, ws.dh)
 	for i := 0; i < nb; i++ {
 		dst := dhf[(i*tape.t+tp)*d : (i*tape.t+tp+na)*d]
-		for j, g := range dh[i*na*d : (i+1)*na*d] {
+		for j, g := range ws.dh[i*na*d : (i+1)*na*d] {
 			dst[j] += g
 		}
 	}
@@ -102,37 +112,45 @@ func (m *Net[F]) valueBackward(tape *Tape[F], dValue, dhf []F) {
 	}
 }
 
-// blockBack is block's backward pass: given ∂L/∂out it accumulates the
-// block's parameter gradients and returns ∂L/∂x.
-func (m *Net[F]) blockBack(l int, lt *layerTape[F], dout []F, nb, t int) []F {
-	c, w := m.cfg, m.w.blocks[l]
+// blockBack is block's backward pass: given ∂L/∂out in dx it accumulates
+// the block's parameter gradients and overwrites dx with ∂L/∂x.
+func (m *Net[F]) blockBack(l int, lt *layerTape[F], dx []F, nb, t int) {
+	c, w, be, ws := m.cfg, m.w.blocks[l], m.be, &m.backWS
 	d, hid, n := c.Dim, c.MLPRatio*c.Dim, nb*t
+	heads, dh := c.Heads, c.Dim/c.Heads
 	// out = h + fc2(GELU(fc1(LN₂(h))))
-	dg := make([]F, n*hid)
-	linearBack(lt.g, dout, n, hid, d, w.fc2W.w, w.fc2W.g, w.fc2B.g, dg)
-	geluBack(lt.u, dg, dg)
-	dln := make([]F, n*d)
-	linearBack(lt.ln2, dg, n, d, hid, w.fc1W.w, w.fc1W.g, w.fc1B.g, dln)
-	dh := dout // the residual passes dout through; dout is ours to reuse
-	layerNormBack(lt.h, dln, n, d, w.ln2g.w, lt.mu2, lt.rs2, dh, w.ln2g.g, w.ln2b.g)
+	ws.dg = grow(ws.dg, n*hid)
+	linearBack(be, lt.g, dx, n, hid, d, w.fc2W.w, w.fc2W.g, w.fc2B.g, ws.dg)
+	geluBack(lt.u, ws.dg, ws.dg)
+	ws.dln = grow(ws.dln, n*d)
+	linearBack(be, lt.ln2, ws.dg, n, d, hid, w.fc1W.w, w.fc1W.g, w.fc1B.g, ws.dln)
+	// The residual passes dout through: dx becomes ∂L/∂h.
+	layerNormBack(lt.h, ws.dln, n, d, w.ln2g.w, lt.mu2, lt.rs2, dx, w.ln2g.g, w.ln2b.g)
 	// h = x + out_proj(attn(LN₁(x)))
-	dctx := make([]F, n*d)
-	linearBack(lt.ctx, dh, n, d, d, w.oW.w, w.oW.g, w.oB.g, dctx)
-	dqkv := make([]F, n*3*d)
-	attnBackward(lt.qkv, lt.probs, dctx, nb, t, d, c.Heads, dqkv)
-	linearBack(lt.ln1, dqkv, n, d, 3*d, w.qkvW.w, w.qkvW.g, w.qkvB.g, dln)
-	layerNormBack(lt.x, dln, n, d, w.ln1g.w, lt.mu1, lt.rs1, dh, w.ln1g.g, w.ln1b.g)
-	return dh
+	ws.dctx = grow(ws.dctx, n*d)
+	linearBack(be, lt.ctx, dx, n, d, d, w.oW.w, w.oW.g, w.oB.g, ws.dctx)
+	ws.dctxh = grow(ws.dctxh, n*d)
+	splitOne(ws.dctx, nb, t, d, heads, ws.dctxh)
+	ws.dq, ws.dk, ws.dv = grow(ws.dq, n*d), grow(ws.dk, n*d), grow(ws.dv, n*d)
+	ws.dp = grow(ws.dp, nb*heads*t*t)
+	attnBackward(be, lt.q, lt.k, lt.v, t, lt.probs, ws.dctxh, nb, t, heads, dh, ws.dq, ws.dk, ws.dv, ws.dp)
+	ws.dqkv = grow(ws.dqkv, n*3*d)
+	mergeHeads(ws.dq, nb, t, d, heads, t, ws.dqkv, 3*d, 0)
+	mergeHeads(ws.dk, nb, t, d, heads, t, ws.dqkv, 3*d, d)
+	mergeHeads(ws.dv, nb, t, d, heads, t, ws.dqkv, 3*d, 2*d)
+	linearBack(be, lt.ln1, ws.dqkv, n, d, 3*d, w.qkvW.w, w.qkvW.g, w.qkvB.g, ws.dln)
+	layerNormBack(lt.x, ws.dln, n, d, w.ln1g.w, lt.mu1, lt.rs1, dx, w.ln1g.g, w.ln1b.g)
 }
 
 // embedBack accumulates the gradients of the input embeddings: patch
 // stems, image and sequence positions, camera embeddings, token rows and
 // the proprio map.
 func (m *Net[F]) embedBack(tape *Tape[F], dx []F) {
-	c := m.cfg
+	c, ws := m.cfg, &m.backWS
 	nb, d, t := tape.B, c.Dim, tape.t
 	np, pd := c.PatchesPerCamera(), c.Patch*c.Patch*3
-	dy := make([]F, nb*np*d)
+	ws.dy = grow(ws.dy, nb*np*d)
+	dy := ws.dy
 	for cam := 0; cam < c.Cameras; cam++ {
 		gpos := m.w.posImg[cam].g
 		gcam := m.w.cam.g[cam*d : (cam+1)*d]
@@ -144,10 +162,11 @@ func (m *Net[F]) embedBack(tape *Tape[F], dx []F) {
 				gcam[j%d] += g
 			}
 		}
-		linearBack(tape.patches[cam], dy, nb*np, pd, d, nil, m.w.stemW[cam].g, m.w.stemB[cam].g, nil)
+		linearBack(m.be, tape.patches[cam], dy, nb*np, pd, d, nil, m.w.stemW[cam].g, m.w.stemB[cam].g, nil)
 	}
 	img := c.Cameras * np
-	dprop := make([]F, nb*d)
+	ws.dprop = grow(ws.dprop, nb*d)
+	dprop := ws.dprop
 	for i := 0; i < nb; i++ {
 		for p := img; p < t; p++ {
 			g := dx[(i*t+p)*d : (i*t+p+1)*d]
@@ -166,5 +185,5 @@ func (m *Net[F]) embedBack(tape *Tape[F], dx []F) {
 			}
 		}
 	}
-	linearBack(tape.proprio, dprop, nb, c.ProprioDim, d, nil, m.w.propW.g, m.w.propB.g, nil)
+	linearBack(m.be, tape.proprio, dprop, nb, c.ProprioDim, d, nil, m.w.propW.g, m.w.propB.g, nil)
 }

@@ -92,8 +92,9 @@ func bench(cfg Config, batchSizes []int, minTime time.Duration) (BenchResult, er
 	for _, slim := range []bool{true, false} {
 		m.SetSlimHead(slim)
 		opt := NewAdam[float32](len(m.Grads()), 1e-4)
+		var tape *Tape[float32]
 		d := timeIt(minTime, func() {
-			tape := m.Forward(obs[:BenchTrainBatch], tokens)
+			tape = m.ForwardInto(tape, obs[:BenchTrainBatch], tokens)
 			_, _, dLogp := CrossEntropy(tape)
 			m.ZeroGrads()
 			m.Backward(tape, dLogp, nil, nil)

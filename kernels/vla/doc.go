@@ -5,7 +5,8 @@
 // droll, dpitch, dyaw, gripper), each one of Bins = 256 bins that occupy
 // the last Bins ids of the language model's vocabulary (as in OpenVLA, Kim
 // et al. 2024, "OpenVLA: An Open-Source Vision-Language-Action Model"). It
-// depends on the standard library only.
+// depends on the standard library and package kernels (its float32
+// [kernels.Backend]) only.
 //
 // # Sequence
 //
@@ -92,9 +93,19 @@
 // before them. Backward accumulates; call ZeroGrads first. Batches of
 // hidden states are row-major (sample, position) × Dim.
 //
-// All matrix products go through gemm in gemm.go (row-major, strided,
-// pure Go, parallel for large products), the single place a faster float32
-// backend is swapped in.
+// All matrix products go through matmul and batchMatmul in gemm.go: a
+// float32 model runs them on its [kernels.Backend] ([kernels.NewCPU], the
+// AVX2/FMA GEMM, unless [Net.SetBackend] says otherwise), the float64 model
+// on the pure-Go gemm there, the reference of the gradient checks.
+// Attention multiplies head-major copies of q, k and v (one contiguous
+// t × Dim/Heads block per sequence and head), all sequences and heads in
+// one batched GEMM. The float32 exponentials and the GELU's error function
+// are polynomial fits accurate to float32 (fastmath.go); the float64 model
+// uses math.Exp and math.Erf.
+//
+// A Net keeps the scratch of Act and Backward between calls, and
+// [Net.ForwardInto] reuses a tape, so the hot path allocates only its
+// small results; in exchange a Net serves one goroutine at a time.
 //
 // Shape misuse (wrong image size, a token out of range, a too-long
 // instruction) is a programmer error and panics with a message prefixed

@@ -20,6 +20,7 @@ type Obs struct {
 }
 
 // Tape is a teacher-forced forward pass over a batch, kept for Backward.
+// Its buffers are reused by [Net.ForwardInto].
 type Tape[F Float] struct {
 	B       int   // batch size
 	Logp    []F   // B×ActionDims log π(token) per sample and position
@@ -41,14 +42,27 @@ type Tape[F Float] struct {
 	rsf     []F
 	hf      []F // final hidden states, B·t × Dim
 	hact    []F // hf at the action positions, B·nAct × Dim
-	logp    []F // B·nAct × K log-softmax (K = Bins slim, V full)
-	pool    []F // B × Dim mean of hf over the valid prefix positions
-	nValid  []int
+	// logp is the B·nAct × K log-softmax (K = headWidth). Its columns
+	// follow the LM head's rows in the parameter layout: the Bins action
+	// tokens first, then (full head only) tokens 0 … V−Bins−1.
+	logp   []F
+	pool   []F // B × Dim mean of hf over the valid prefix positions
+	nValid []int
+
+	// Scratch of the forward pass, kept so that ForwardInto reuses it.
+	x0        []F // embed's output, the input of block 0
+	emb, prop []F // stem and proprio projections of embed
+	qkv       []F // q | k | v rows of the block being run
+	ctxh      []F // head-major attention output of the block being run
+	out       []F // Act's prefix pass: the other of two ping-pong hidden-state buffers
 }
 
+// layerTape holds one block's activations; q, k, v are head-major (see
+// splitHeads) and probs the attention probabilities.
 type layerTape[F Float] struct {
 	x, ln1, mu1, rs1 []F
-	qkv, probs, ctx  []F
+	q, k, v, probs   []F
+	ctx              []F
 	h, ln2, mu2, rs2 []F
 	u, g             []F
 }
@@ -62,7 +76,18 @@ type layerTape[F Float] struct {
 // With the slim head, log π and the entropy are over the Bins action
 // tokens; with the full head they are over all V tokens (log π(t) = z_t −
 // logsumexp over V), so action tokens' probabilities sum to less than 1.
+//
+// Forward allocates a new tape (tens of MB at the default size and batch
+// 16); a training loop reuses one with [Net.ForwardInto].
 func (m *Net[F]) Forward(batch []Obs, tokens [][]int) *Tape[F] {
+	return m.ForwardInto(nil, batch, tokens)
+}
+
+// ForwardInto is Forward writing into tape's buffers (growing them when the
+// batch is larger than before) and returning it; tape nil allocates a new
+// one. The tape's earlier contents, and slices taken from them (Logp,
+// Entropy, Value, Greedy), are overwritten.
+func (m *Net[F]) ForwardInto(tape *Tape[F], batch []Obs, tokens [][]int) *Tape[F] {
 	if len(tokens) != len(batch) {
 		panic(fmt.Sprintf("vla: Forward: %d observations but %d token rows", len(batch), len(tokens)))
 	}
@@ -76,78 +101,108 @@ func (m *Net[F]) Forward(batch []Obs, tokens [][]int) *Tape[F] {
 			}
 		}
 	}
-	return m.run(batch, tokens, m.cfg.ActionDims, true)
+	if tape == nil {
+		tape = new(Tape[F])
+	}
+	m.run(tape, batch, tokens, m.cfg.ActionDims, nil)
+	return tape
 }
 
-// run is the forward pass over the prefix and nAct action positions (0 for
-// Act's prefix pass). With train false, the per-layer activations other
-// than q|k|v share one buffer and attention probabilities are not kept.
-func (m *Net[F]) run(batch []Obs, tokens [][]int, nAct int, train bool) *Tape[F] {
+// run is the forward pass over the prefix and nAct action positions into
+// tape. With cache nil it is a training pass that keeps every layer's
+// activations. Otherwise it is Act's prefix pass (nAct = 0): the layers
+// share one set of buffers, attention probabilities are not kept, and layer
+// l's keys and values are written head-major into cache[l] (nb·heads ×
+// tmax × dh each, the first PrefixLen rows of every problem).
+func (m *Net[F]) run(tape *Tape[F], batch []Obs, tokens [][]int, nAct int, cache []kvCache[F]) {
 	c := m.cfg
 	nb, d := len(batch), c.Dim
 	tp := c.PrefixLen()
 	t := tp + nAct
 	n := nb * t
-	tape := &Tape[F]{B: nb, t: t, nAct: nAct, train: train, width: m.headWidth(), tokens: tokens}
-	x := m.embed(batch, tokens, nAct, tape)
-	tape.layers = make([]layerTape[F], c.Layers)
-	var scratch layerTape[F] // shared by all layers when not training
-	for l := range tape.layers {
-		lt := &tape.layers[l]
-		if !train {
-			lt = &scratch
-		}
-		x = m.block(l, x, nb, t, tp, tape.valid, lt, train)
-		if !train {
-			// Act keeps each layer's q|k|v for the KV cache.
-			tape.layers[l].qkv, scratch.qkv = scratch.qkv, nil
-		}
+	train := cache == nil
+	tape.B, tape.t, tape.nAct, tape.train, tape.width, tape.tokens = nb, t, nAct, train, m.headWidth(), tokens
+	if len(tape.layers) != c.Layers {
+		tape.layers = make([]layerTape[F], c.Layers)
 	}
-	tape.xf = x
-	tape.muf, tape.rsf, tape.hf = make([]F, n), make([]F, n), make([]F, n*d)
+	x := m.embed(batch, tokens, nAct, tape)
+	tape.xf = grow(tape.xf, n*d)
+	for l := range tape.layers {
+		lt, ts := &tape.layers[l], t
+		out := tape.xf
+		if train {
+			if l+1 < c.Layers {
+				tape.layers[l+1].x = grow(tape.layers[l+1].x, n*d)
+				out = tape.layers[l+1].x
+			}
+			lt.k, lt.v = grow(lt.k, n*d), grow(lt.v, n*d)
+		} else {
+			lt, ts = &tape.layers[0], c.SeqLen()
+			lt.k, lt.v = cache[l].k, cache[l].v
+			if (c.Layers-1-l)%2 == 1 {
+				// Ping-pong so that the last layer writes tape.xf.
+				tape.out = grow(tape.out, n*d)
+				out = tape.out
+			}
+		}
+		m.block(l, x, out, nb, t, tp, ts, tape, lt)
+		x = out
+	}
+	tape.muf, tape.rsf, tape.hf = grow(tape.muf, n), grow(tape.rsf, n), grow(tape.hf, n*d)
 	layerNorm(x, n, d, m.w.lnfG.w, m.w.lnfB.w, tape.hf, tape.muf, tape.rsf)
 	m.valueForward(tape)
 	if nAct > 0 {
 		m.headForward(tape)
 	}
-	return tape
 }
 
+// kvCache is one layer's keys and values for Act, head-major nb·heads ×
+// tmax × dh.
+type kvCache[F Float] struct{ k, v []F }
+
 // block runs transformer block l (pre-norm, GPT-2 order) on x (nb·t × d)
-// and returns its output:
+// into out:
 //
 //	h = x + W_o·attn(LN₁(x)) + b_o,  out = h + W₂·GELU(W₁·LN₂(h) + b₁) + b₂
-func (m *Net[F]) block(l int, x []F, nb, t, tp int, valid []bool, lt *layerTape[F], train bool) []F {
-	c, w := m.cfg, m.w.blocks[l]
+//
+// lt.k and lt.v must hold nb·heads·ts·dh values (ts ≥ t rows per head).
+func (m *Net[F]) block(l int, x, out []F, nb, t, tp, ts int, tape *Tape[F], lt *layerTape[F]) {
+	c, w, be := m.cfg, m.w.blocks[l], m.be
 	d, hid, n := c.Dim, c.MLPRatio*c.Dim, nb*t
 	lt.x = x
 	lt.ln1 = grow(lt.ln1, n*d)
 	lt.mu1, lt.rs1 = grow(lt.mu1, n), grow(lt.rs1, n)
 	layerNorm(x, n, d, w.ln1g.w, w.ln1b.w, lt.ln1, lt.mu1, lt.rs1)
-	lt.qkv = grow(lt.qkv, n*3*d)
-	linear(lt.ln1, n, d, 3*d, w.qkvW.w, w.qkvB.w, lt.qkv)
+	tape.qkv = grow(tape.qkv, n*3*d)
+	linear(be, lt.ln1, n, d, 3*d, w.qkvW.w, w.qkvB.w, tape.qkv)
+	lt.q = grow(lt.q, n*d)
+	splitHeads(tape.qkv, nb, t, d, c.Heads, ts, lt.q, lt.k, lt.v)
+	lt.probs = grow(lt.probs, nb*c.Heads*t*t)
+	tape.ctxh = grow(tape.ctxh, n*d)
+	attnForward(be, lt.q, lt.k, lt.v, ts, nb, t, c.Heads, d/c.Heads, tp, tape.valid, t, lt.probs, tape.ctxh)
 	lt.ctx = grow(lt.ctx, n*d)
-	if train {
-		lt.probs = grow(lt.probs, nb*c.Heads*t*t)
-	}
-	attnForward(lt.qkv, nb, t, d, c.Heads, tp, valid, lt.probs, lt.ctx)
+	mergeHeads(tape.ctxh, nb, t, d, c.Heads, t, lt.ctx, d, 0)
 	lt.h = grow(lt.h, n*d)
-	linear(lt.ctx, n, d, d, w.oW.w, w.oB.w, lt.h)
-	for i := range lt.h {
-		lt.h[i] += x[i]
-	}
+	linear(be, lt.ctx, n, d, d, w.oW.w, w.oB.w, lt.h)
+	addTo(lt.h, x)
 	lt.ln2 = grow(lt.ln2, n*d)
 	lt.mu2, lt.rs2 = grow(lt.mu2, n), grow(lt.rs2, n)
 	layerNorm(lt.h, n, d, w.ln2g.w, w.ln2b.w, lt.ln2, lt.mu2, lt.rs2)
 	lt.u, lt.g = grow(lt.u, n*hid), grow(lt.g, n*hid)
-	linear(lt.ln2, n, d, hid, w.fc1W.w, w.fc1B.w, lt.u)
+	linear(be, lt.ln2, n, d, hid, w.fc1W.w, w.fc1B.w, lt.u)
 	gelu(lt.u, lt.g)
-	out := make([]F, n*d)
-	linear(lt.g, n, hid, d, w.fc2W.w, w.fc2B.w, out)
-	for i := range out {
-		out[i] += lt.h[i]
-	}
-	return out
+	linear(be, lt.g, n, hid, d, w.fc2W.w, w.fc2B.w, out)
+	addTo(out, lt.h)
+}
+
+// addTo sets dst += src elementwise (the residual connections).
+func addTo[F Float](dst, src []F) {
+	parallelRange(len(dst), parGrain, func(lo, hi int) {
+		s := src[lo:hi]
+		for i := range dst[lo:hi] {
+			dst[lo+i] += s[i]
+		}
+	})
 }
 
 // grow returns x resliced to n elements if its capacity allows, else a new
@@ -172,9 +227,10 @@ func (m *Net[F]) embed(batch []Obs, tokens [][]int, nAct int, tape *Tape[F]) []F
 	c := m.cfg
 	nb, d, t := len(batch), c.Dim, tape.t
 	np, pd, g := c.PatchesPerCamera(), c.Patch*c.Patch*3, c.ImageSize/c.Patch
-	x := make([]F, nb*t*d)
-	tape.valid = make([]bool, nb*t)
-	tape.inTok = make([]int, nb*t)
+	tape.x0 = grow(tape.x0, nb*t*d)
+	x := tape.x0
+	tape.valid = grow(tape.valid, nb*t)
+	tape.inTok = grow(tape.inTok, nb*t)
 	for i := range tape.inTok {
 		tape.valid[i] = true
 		tape.inTok[i] = -1
@@ -196,10 +252,13 @@ func (m *Net[F]) embed(batch []Obs, tokens [][]int, nAct int, tape *Tape[F]) []F
 			panic(fmt.Sprintf("vla: sample %d: proprio has %d values, want %d", i, len(o.Proprio), c.ProprioDim))
 		}
 	}
-	tmp := make([]F, nb*np*d)
-	tape.patches = make([][]F, c.Cameras)
+	tape.emb = grow(tape.emb, nb*np*d)
+	tmp := tape.emb
+	if len(tape.patches) != c.Cameras {
+		tape.patches = make([][]F, c.Cameras)
+	}
 	for cam := 0; cam < c.Cameras; cam++ {
-		pt := make([]F, nb*np*pd)
+		pt := grow(tape.patches[cam], nb*np*pd)
 		for i, o := range batch {
 			im := o.Images[cam]
 			for p := 0; p < np; p++ {
@@ -216,7 +275,7 @@ func (m *Net[F]) embed(batch []Obs, tokens [][]int, nAct int, tape *Tape[F]) []F
 			}
 		}
 		tape.patches[cam] = pt
-		linear(pt, nb*np, pd, d, m.w.stemW[cam].w, m.w.stemB[cam].w, tmp)
+		linear(m.be, pt, nb*np, pd, d, m.w.stemW[cam].w, m.w.stemB[cam].w, tmp)
 		camEmb := m.w.cam.w[cam*d : (cam+1)*d]
 		for i := 0; i < nb; i++ {
 			for p := 0; p < np; p++ {
@@ -230,14 +289,15 @@ func (m *Net[F]) embed(batch []Obs, tokens [][]int, nAct int, tape *Tape[F]) []F
 		}
 	}
 	img := c.Cameras * np
-	tape.proprio = make([]F, nb*c.ProprioDim)
+	tape.proprio = grow(tape.proprio, nb*c.ProprioDim)
 	for i, o := range batch {
 		for j, v := range o.Proprio {
 			tape.proprio[i*c.ProprioDim+j] = F(v)
 		}
 	}
-	prop := make([]F, nb*d)
-	linear(tape.proprio, nb, c.ProprioDim, d, m.w.propW.w, m.w.propB.w, prop)
+	tape.prop = grow(tape.prop, nb*d)
+	prop := tape.prop
+	linear(m.be, tape.proprio, nb, c.ProprioDim, d, m.w.propW.w, m.w.propB.w, prop)
 	for i, o := range batch {
 		setTok := func(pos, id, seq int) {
 			tape.inTok[i*t+pos] = id
@@ -282,9 +342,10 @@ func (m *Net[F]) embed(batch []Obs, tokens [][]int, nAct int, tape *Tape[F]) []F
 func (m *Net[F]) valueForward(tape *Tape[F]) {
 	c := m.cfg
 	d, tp := c.Dim, c.PrefixLen()
-	tape.pool = make([]F, tape.B*d)
-	tape.nValid = make([]int, tape.B)
-	tape.Value = make([]F, tape.B)
+	tape.pool = grow(tape.pool, tape.B*d)
+	clear(tape.pool)
+	tape.nValid = grow(tape.nValid, tape.B)
+	tape.Value = grow(tape.Value, tape.B)
 	for i := 0; i < tape.B; i++ {
 		pool := tape.pool[i*d : (i+1)*d]
 		cnt := 0
@@ -316,27 +377,14 @@ func (m *Net[F]) headWidth() int {
 	return m.cfg.VocabSize
 }
 
-// actionCol is the logit column of bin b: b (slim) or V−Bins+b (full).
-func (m *Net[F]) actionCol(b int) int {
-	if m.cfg.SlimHead {
-		return b
-	}
-	return m.cfg.ActionTokenID(b)
-}
-
 // headLogits writes the LM-head logits of n hidden rows (n × headWidth):
-// the slim head multiplies by the Bins action rows only; the full head also
-// by the V−Bins other rows, into the columns of their token ids.
+// the slim head multiplies by the Bins action rows only, the full head by
+// all V rows, which the parameter layout stores as one V × Dim matrix with
+// the action rows first. Column b < Bins is therefore action bin b with
+// either head, and (full head) column Bins + r is token r < V−Bins.
 func (m *Net[F]) headLogits(h []F, n int, logits []F) {
-	c := m.cfg
-	d := c.Dim
-	if c.SlimHead {
-		gemm(false, true, n, c.Bins, d, 1, h, d, m.w.headAct.w, d, 0, logits, c.Bins)
-		return
-	}
-	v, rest := c.VocabSize, c.VocabSize-c.Bins
-	gemm(false, true, n, rest, d, 1, h, d, m.w.headRest.w, d, 0, logits, v)
-	gemm(false, true, n, c.Bins, d, 1, h, d, m.w.headAct.w, d, 0, logits[rest:], v)
+	k := m.headWidth()
+	matmul(m.be, false, true, n, k, m.cfg.Dim, 1, h, m.w.head.w[:k*m.cfg.Dim], 0, logits)
 }
 
 // headForward evaluates the head at the action positions of the tape.
@@ -344,24 +392,23 @@ func (m *Net[F]) headForward(tape *Tape[F]) {
 	c := m.cfg
 	d, nb, na, k := c.Dim, tape.B, tape.nAct, m.headWidth()
 	tp := c.PrefixLen()
-	tape.hact = make([]F, nb*na*d)
+	tape.hact = grow(tape.hact, nb*na*d)
 	for i := 0; i < nb; i++ {
 		copy(tape.hact[i*na*d:(i+1)*na*d], tape.hf[(i*tape.t+tp)*d:(i*tape.t+tp+na)*d])
 	}
-	tape.logp = make([]F, nb*na*k)
+	tape.logp = grow(tape.logp, nb*na*k)
 	m.headLogits(tape.hact, nb*na, tape.logp)
 	logSoftmax(tape.logp, nb*na, k, tape.logp)
-	tape.Logp, tape.Entropy = make([]F, nb*na), make([]F, nb*na)
-	tape.Greedy = make([]int, nb*na)
-	for i := 0; i < nb; i++ {
-		for j := 0; j < na; j++ {
-			r := i*na + j
+	tape.Logp, tape.Entropy = grow(tape.Logp, nb*na), grow(tape.Entropy, nb*na)
+	tape.Greedy = grow(tape.Greedy, nb*na)
+	parallelRange(nb*na, rowGrain(2*k), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
 			row := tape.logp[r*k : (r+1)*k]
-			tape.Logp[r] = row[m.actionCol(tape.tokens[i][j])]
+			tape.Logp[r] = row[tape.tokens[r/na][r%na]]
 			tape.Entropy[r] = entropy(row)
-			tape.Greedy[r] = argmaxBin(row[m.actionCol(0):])
+			tape.Greedy[r] = argmaxBin(row[:c.Bins])
 		}
-	}
+	})
 }
 
 // argmaxBin returns the index of the largest of the Bins action-token

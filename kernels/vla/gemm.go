@@ -4,12 +4,72 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+
+	"github.com/accerl/accerl/kernels"
 )
 
 // Float is the element type of a [Net]: float32 for the model that acts and
 // trains, float64 for the mirror that the gradient checks run on. Both go
 // through the same code.
 type Float interface{ ~float32 | ~float64 }
+
+// matmul computes C = alpha·op(A)·op(B) + beta·C for dense row-major
+// matrices (natural strides: A is m×k, k×m when transA; B is k×n, n×k when
+// transB; C is m×n), the semantics of [kernels.Backend.Gemm]. It is the
+// dispatch point of every matrix product of the model: a float32 model with
+// a backend runs it there (the AVX2 GEMM of [kernels.NewCPU] by default),
+// except for products of at most smallRows rows of op(A) times a stored-
+// transposed B (a decode step's x·Wᵀ at batch 1-2), which the pure-Go gemm
+// below does faster because it needs no packing of W. The float64 model
+// (the gradient checks' mirror) and a float32 model without a backend use
+// the pure-Go gemm throughout.
+func matmul[F Float](be kernels.Backend, transA, transB bool, m, n, k int, alpha F, a, b []F, beta F, c []F) {
+	if be != nil && (m > smallRows || transA || !transB) {
+		if a32, ok := any(a).([]float32); ok {
+			be.Gemm(transA, transB, m, n, k, float32(alpha), a32, any(b).([]float32), float32(beta), any(c).([]float32))
+			return
+		}
+	}
+	lda, ldb := k, n
+	if transA {
+		lda = m
+	}
+	if transB {
+		ldb = k
+	}
+	gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, n)
+}
+
+// smallRows is the number of rows up to which matmul keeps x·Wᵀ on the
+// pure-Go path: the backend packs all of W for every call, which at one or
+// two rows costs more than the products (measured: 384×128 weights, 1 row,
+// 17 µs pure Go against 90 µs; from 4 rows on the backend wins).
+const smallRows = 2
+
+// batchMatmul runs batch independent dense products, problem p on
+// a[p·strideA:], b[p·strideB:] and c[p·strideC:] (the semantics of
+// [kernels.Backend.GemmStrided]): on the backend for a float32 model,
+// otherwise the pure-Go gemm with one problem per goroutine.
+func batchMatmul[F Float](be kernels.Backend, transA, transB bool, m, n, k int, alpha F, a []F, strideA int,
+	b []F, strideB int, beta F, c []F, strideC int, batch int) {
+	if be != nil {
+		if a32, ok := any(a).([]float32); ok {
+			be.GemmStrided(transA, transB, m, n, k, float32(alpha), a32, strideA, any(b).([]float32), strideB,
+				float32(beta), any(c).([]float32), strideC, batch)
+			return
+		}
+	}
+	lda, ldb := k, n
+	if transA {
+		lda = m
+	}
+	if transB {
+		ldb = k
+	}
+	parallelFor(batch, func(p int) {
+		gemmSerial(transA, transB, m, n, k, alpha, a[p*strideA:], lda, b[p*strideB:], ldb, beta, c[p*strideC:], n)
+	})
+}
 
 // gemm computes C = alpha·op(A)·op(B) + beta·C for row-major matrices, with
 // op(A) m×k, op(B) k×n and C m×n:
@@ -22,10 +82,10 @@ type Float interface{ ~float32 | ~float64 }
 // needs no copy. With beta == 0, C is overwritten (NaNs in C do not
 // survive).
 //
-// This is the package's only matrix product, the single place a fast
-// float32 backend (SIMD assembly, CUDA) is swapped in later. The pure-Go
-// loop packs op(A) and op(B)ᵀ into contiguous row-major panels where they
-// are not already, so that every case runs one micro-kernel: a 2×4 tile of
+// This is the reference product behind matmul (the float64 model's and
+// small float32 ones). The pure-Go loop packs op(A) and op(B)ᵀ into
+// contiguous row-major panels where they are not already, so that every
+// case runs one micro-kernel: a 2×4 tile of
 // dot products over a block of 256 of the inner dimension (two rows of A and
 // four of Bᵀ, 6 KiB, in L1), accumulated in registers. Problems of at least
 // 2²⁰ multiply-adds are split over GOMAXPROCS goroutines by rows of C (or

@@ -81,18 +81,18 @@ func TestGELUMLPGradients(t *testing.T) {
 	r := randVec[float64](rng, n*d, 1)
 	u, g, y := make([]float64, n*hid), make([]float64, n*hid), make([]float64, n*d)
 	loss := func() float64 {
-		linear(x, n, d, hid, w1, b1, u)
+		linear(nil, x, n, d, hid, w1, b1, u)
 		gelu(u, g)
-		linear(g, n, hid, d, w2, b2, y)
+		linear(nil, g, n, hid, d, w2, b2, y)
 		return dot(y, r)
 	}
 	loss()
 	gw1, gb1 := make([]float64, len(w1)), make([]float64, len(b1))
 	gw2, gb2 := make([]float64, len(w2)), make([]float64, len(b2))
 	dg, dx := make([]float64, n*hid), make([]float64, n*d)
-	linearBack(g, r, n, hid, d, w2, gw2, gb2, dg)
+	linearBack(nil, g, r, n, hid, d, w2, gw2, gb2, dg)
 	geluBack(u, dg, dg)
-	linearBack(x, dg, n, d, hid, w1, gw1, gb1, dx)
+	linearBack(nil, x, dg, n, d, hid, w1, gw1, gb1, dx)
 	checkGrad(t, "mlp input", loss, x, dx)
 	checkGrad(t, "fc1 weight", loss, w1, gw1)
 	checkGrad(t, "fc1 bias", loss, b1, gb1)
@@ -113,8 +113,15 @@ func TestAttentionGradients(t *testing.T) {
 	valid[2], valid[tl+1] = false, false
 	qkv := randVec[float64](rng, nb*tl*3*d, 1)
 	r := randVec[float64](rng, nb*tl*d, 1)
+	const dh = d / heads
 	probs, ctx := make([]float64, nb*heads*tl*tl), make([]float64, nb*tl*d)
-	loss := func() float64 { attnForward(qkv, nb, tl, d, heads, tp, valid, probs, ctx); return dot(ctx, r) }
+	q, k, v, ctxh := make([]float64, nb*tl*d), make([]float64, nb*tl*d), make([]float64, nb*tl*d), make([]float64, nb*tl*d)
+	loss := func() float64 {
+		splitHeads(qkv, nb, tl, d, heads, tl, q, k, v)
+		attnForward(nil, q, k, v, tl, nb, tl, heads, dh, tp, valid, tl, probs, ctxh)
+		mergeHeads(ctxh, nb, tl, d, heads, tl, ctx, d, 0)
+		return dot(ctx, r)
+	}
 	loss()
 	for b := 0; b < nb; b++ {
 		for h := 0; h < heads; h++ {
@@ -129,7 +136,12 @@ func TestAttentionGradients(t *testing.T) {
 		}
 	}
 	dqkv := make([]float64, len(qkv))
-	attnBackward(qkv, probs, r, nb, tl, d, heads, dqkv)
+	rh, dq, dk, dv, dp := make([]float64, len(r)), make([]float64, len(r)), make([]float64, len(r)), make([]float64, len(r)), make([]float64, len(probs))
+	splitOne(r, nb, tl, d, heads, rh)
+	attnBackward(nil, q, k, v, tl, probs, rh, nb, tl, heads, dh, dq, dk, dv, dp)
+	mergeHeads(dq, nb, tl, d, heads, tl, dqkv, 3*d, 0)
+	mergeHeads(dk, nb, tl, d, heads, tl, dqkv, 3*d, d)
+	mergeHeads(dv, nb, tl, d, heads, tl, dqkv, 3*d, 2*d)
 	checkGrad(t, "attention q|k|v", loss, qkv, dqkv)
 	// Padded keys and values (and, since nothing reads them, the queries of
 	// padded positions' outputs aside) get no gradient.

@@ -4,47 +4,63 @@ import (
 	"math"
 	"runtime"
 	"sync"
+
+	"github.com/accerl/accerl/kernels"
 )
 
 // lnEps is the layer-norm epsilon (PyTorch's nn.LayerNorm default).
 const lnEps = 1e-5
 
 // linear computes y = x·Wᵀ + b for n rows: x n×in, W out×in, b out (nil
-// for none), y n×out.
-func linear[F Float](x []F, n, in, out int, w, b, y []F) {
-	gemm(false, true, n, out, in, 1, x, in, w, in, 0, y, out)
+// for none), y n×out. be is the float32 backend (nil: pure Go, see matmul).
+func linear[F Float](be kernels.Backend, x []F, n, in, out int, w, b, y []F) {
+	matmul(be, false, true, n, out, in, 1, x, w, 0, y)
 	if b != nil {
-		for i := 0; i < n; i++ {
-			row := y[i*out : (i+1)*out]
-			for j := range row {
-				row[j] += b[j]
+		parallelRange(n, rowGrain(out), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				row := y[i*out : (i+1)*out]
+				for j := range row {
+					row[j] += b[j]
+				}
 			}
-		}
+		})
 	}
 }
 
 // linearBack is linear's backward pass: gW += dyᵀ·x, gb += Σ_rows dy, and
 // dx = dy·W (overwritten; skipped when dx is nil). gW and gb may be nil
 // (frozen weights).
-func linearBack[F Float](x, dy []F, n, in, out int, w, gw, gb, dx []F) {
+func linearBack[F Float](be kernels.Backend, x, dy []F, n, in, out int, w, gw, gb, dx []F) {
 	if gw != nil {
-		gemm(true, false, out, in, n, 1, dy, out, x, in, 1, gw, in)
+		matmul(be, true, false, out, in, n, 1, dy, x, 1, gw)
 	}
 	if gb != nil {
 		colSum(dy, n, out, gb)
 	}
 	if dx != nil {
-		gemm(false, false, n, in, out, 1, dy, out, w, in, 0, dx, in)
+		matmul(be, false, false, n, in, out, 1, dy, w, 0, dx)
 	}
 }
 
-// colSum adds the column sums of the n×d matrix x to s.
+// colSum adds the column sums of the n×d matrix x to s, split over
+// goroutines by columns (each sums its columns over all rows, so no
+// partial sums need merging and the order of addition is fixed).
 func colSum[F Float](x []F, n, d int, s []F) {
-	for i := 0; i < n; i++ {
-		for j, v := range x[i*d : (i+1)*d] {
-			s[j] += v
-		}
+	cols := 1
+	if n*d >= parGrain {
+		cols = d
 	}
+	parallelRange(cols, 1, func(lo, hi int) {
+		if cols == 1 {
+			lo, hi = 0, d
+		}
+		acc := s[lo:hi]
+		for i := 0; i < n; i++ {
+			for j, v := range x[i*d+lo : i*d+hi] {
+				acc[j] += v
+			}
+		}
+	})
 }
 
 // layerNorm normalises each of the n rows of x (width d) and applies the
@@ -55,25 +71,27 @@ func colSum[F Float](x []F, n, d int, s []F) {
 // with the biased variance; it keeps μ and rs per row for the backward
 // pass. Statistics accumulate in float64.
 func layerNorm[F Float](x []F, n, d int, g, b, y, mu, rs []F) {
-	for i := 0; i < n; i++ {
-		row := x[i*d : (i+1)*d]
-		s := 0.0
-		for _, v := range row {
-			s += float64(v)
+	parallelRange(n, rowGrain(d), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			row := x[i*d : (i+1)*d]
+			s := 0.0
+			for _, v := range row {
+				s += float64(v)
+			}
+			m := s / float64(d)
+			s2 := 0.0
+			for _, v := range row {
+				e := float64(v) - m
+				s2 += e * e
+			}
+			r := 1 / math.Sqrt(s2/float64(d)+lnEps)
+			mu[i], rs[i] = F(m), F(r)
+			out := y[i*d : (i+1)*d]
+			for j, v := range row {
+				out[j] = F((float64(v)-m)*r)*g[j] + b[j]
+			}
 		}
-		m := s / float64(d)
-		s2 := 0.0
-		for _, v := range row {
-			e := float64(v) - m
-			s2 += e * e
-		}
-		r := 1 / math.Sqrt(s2/float64(d)+lnEps)
-		mu[i], rs[i] = F(m), F(r)
-		out := y[i*d : (i+1)*d]
-		for j, v := range row {
-			out[j] = F((float64(v)-m)*r)*g[j] + b[j]
-		}
-	}
+	})
 }
 
 // layerNormBack adds ∂L/∂x to dx (accumulating, for the residual stream)
@@ -81,76 +99,122 @@ func layerNorm[F Float](x []F, n, d int, g, b, y, mu, rs []F) {
 // d̂ = dy ⊙ g:
 //
 //	dx = rs·(d̂ − mean(d̂) − x̂·mean(d̂ ⊙ x̂)),  gg += Σ dy ⊙ x̂,  gb += Σ dy
+//
+// dx is computed split by rows, gg and gb in a second pass split by
+// columns.
 func layerNormBack[F Float](x, dy []F, n, d int, g, mu, rs, dx, gg, gb []F) {
-	xh := make([]F, d)
-	dh := make([]F, d)
-	for i := 0; i < n; i++ {
-		row, dyr := x[i*d:(i+1)*d], dy[i*d:(i+1)*d]
-		m, r := mu[i], rs[i]
-		var s1, s2 float64
-		for j, v := range row {
-			xh[j] = (v - m) * r
-			dh[j] = dyr[j] * g[j]
-			s1 += float64(dh[j])
-			s2 += float64(dh[j] * xh[j])
-			gg[j] += dyr[j] * xh[j]
-			gb[j] += dyr[j]
+	parallelRange(n, rowGrain(d), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			row, dyr := x[i*d:(i+1)*d], dy[i*d:(i+1)*d]
+			m, r := mu[i], rs[i]
+			var s1, s2 float64
+			for j, v := range row {
+				xh := (v - m) * r
+				dh := dyr[j] * g[j]
+				s1 += float64(dh)
+				s2 += float64(dh * xh)
+			}
+			m1, m2 := F(s1/float64(d)), F(s2/float64(d))
+			out := dx[i*d : (i+1)*d]
+			for j, v := range row {
+				xh := (v - m) * r
+				out[j] += r * (dyr[j]*g[j] - m1 - xh*m2)
+			}
 		}
-		m1, m2 := F(s1/float64(d)), F(s2/float64(d))
-		out := dx[i*d : (i+1)*d]
-		for j := range out {
-			out[j] += r * (dh[j] - m1 - xh[j]*m2)
-		}
+	})
+	cols := 1
+	if n*d >= parGrain {
+		cols = d
 	}
+	parallelRange(cols, 1, func(lo, hi int) {
+		if cols == 1 {
+			lo, hi = 0, d
+		}
+		ggs, gbs := gg[lo:hi], gb[lo:hi]
+		for i := 0; i < n; i++ {
+			m, r := mu[i], rs[i]
+			row, dyr := x[i*d+lo:i*d+hi], dy[i*d+lo:i*d+hi]
+			for j, v := range row {
+				ggs[j] += dyr[j] * ((v - m) * r)
+				gbs[j] += dyr[j]
+			}
+		}
+	})
 }
 
 // gelu is the exact GELU (Hendrycks & Gimpel 2016), PyTorch's nn.GELU():
-// y = x·Φ(x) = ½x(1 + erf(x/√2)).
+// y = x·Φ(x) = ½x(1 + erf(x/√2)); the float32 model evaluates Φ with
+// phi32 (relative error ≲ 1.2e-7), the float64 one with math.Erf.
 func gelu[F Float](x, y []F) {
-	for i, v := range x {
-		u := float64(v)
-		y[i] = F(0.5 * u * (1 + math.Erf(u/math.Sqrt2)))
-	}
+	parallelRange(len(x), parGrain, func(lo, hi int) {
+		if isF32[F]() {
+			for i, v := range x[lo:hi] {
+				y[lo+i] = F(gelu32(float32(v)))
+			}
+			return
+		}
+		for i, v := range x[lo:hi] {
+			u := float64(v)
+			y[lo+i] = F(0.5 * u * (1 + math.Erf(u/math.Sqrt2)))
+		}
+	})
 }
 
-// geluBack sets dx = dy·(Φ(x) + x·φ(x)), φ the standard normal density.
+// geluBack sets dx = dy·(Φ(x) + x·φ(x)), φ the standard normal density; dx
+// may be dy.
 func geluBack[F Float](x, dy, dx []F) {
 	const invSqrt2Pi = 0.3989422804014327
-	for i, v := range x {
-		u := float64(v)
-		d := 0.5*(1+math.Erf(u/math.Sqrt2)) + u*invSqrt2Pi*math.Exp(-0.5*u*u)
-		dx[i] = dy[i] * F(d)
-	}
+	parallelRange(len(x), parGrain, func(lo, hi int) {
+		if isF32[F]() {
+			for i, v := range x[lo:hi] {
+				dx[lo+i] = dy[lo+i] * F(geluGrad32(float32(v)))
+			}
+			return
+		}
+		for i, v := range x[lo:hi] {
+			u := float64(v)
+			d := 0.5*(1+math.Erf(u/math.Sqrt2)) + u*invSqrt2Pi*math.Exp(-0.5*u*u)
+			dx[lo+i] = dy[lo+i] * F(d)
+		}
+	})
 }
 
 // logSoftmax writes the log-softmax of each of the n rows (width k) of z to
-// out (which may be z) and returns nothing; the log-sum-exp is taken in
-// float64 around the row maximum, so large logits do not overflow.
+// out (which may be z); the log-sum-exp is taken in float64 around the row
+// maximum, so large logits do not overflow.
 func logSoftmax[F Float](z []F, n, k int, out []F) {
-	for i := 0; i < n; i++ {
-		row := z[i*k : (i+1)*k]
-		mx := row[0]
-		for _, v := range row {
-			mx = max(mx, v)
+	parallelRange(n, rowGrain(k), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			row := z[i*k : (i+1)*k]
+			mx := row[0]
+			for _, v := range row {
+				mx = max(mx, v)
+			}
+			s := 0.0
+			if isF32[F]() {
+				s = sumExpNeg32(as32(row), float32(mx))
+			} else {
+				for _, v := range row {
+					s += float64(expNeg(v - mx))
+				}
+			}
+			lse := mx + F(math.Log(s))
+			o := out[i*k : (i+1)*k]
+			for j, v := range row {
+				o[j] = v - lse
+			}
 		}
-		s := 0.0
-		for _, v := range row {
-			s += math.Exp(float64(v - mx))
-		}
-		lse := mx + F(math.Log(s))
-		o := out[i*k : (i+1)*k]
-		for j, v := range row {
-			o[j] = v - lse
-		}
-	}
+	})
 }
 
 // entropy returns −Σ_j p_j log p_j of one row of log-probabilities.
 func entropy[F Float](logp []F) F {
+	if isF32[F]() {
+		return F(entropy32(as32(logp)))
+	}
 	h := 0.0
 	for _, l := range logp {
-		lf := float64(l)
-		h -= math.Exp(lf) * lf
+		h -= float64(expNeg(l) * l)
 	}
 	return F(h)
 }
@@ -161,11 +225,56 @@ func entropy[F Float](logp []F) F {
 //
 //	∂L/∂z_j = wlp·(δ_ja − p_j) − went·p_j·(log p_j + H)
 func categoricalBack[F Float](logp []F, h F, a int, wlp, went F, dz []F) {
-	for j, l := range logp {
-		p := F(math.Exp(float64(l)))
-		dz[j] = -wlp*p - went*p*(l+h)
+	if isF32[F]() {
+		lp, d := as32(logp), as32(dz[:len(logp)])
+		w1, w2, hh := float32(wlp), float32(went), float32(h)
+		for j, l := range lp {
+			p := expNeg32(l)
+			d[j] = -w1*p - w2*p*(l+hh)
+		}
+	} else {
+		for j, l := range logp {
+			p := expNeg(l)
+			dz[j] = -wlp*p - went*p*(l+h)
+		}
 	}
 	dz[a] += wlp
+}
+
+// parGrain is the number of element operations from which a loop is split
+// over goroutines: below it, starting them (≈1 µs each) costs more than
+// the work.
+const parGrain = 1 << 15
+
+// rowGrain is the number of rows of width w that make up parGrain elements
+// (at least 1).
+func rowGrain(w int) int { return max(1, parGrain/max(w, 1)) }
+
+// parallelRange calls f on consecutive pieces [lo, hi) that cover [0, n),
+// one per goroutine on up to GOMAXPROCS goroutines, each piece at least
+// grain long; with n < 2·grain it calls f(0, n) on the calling goroutine.
+func parallelRange(n, grain int, f func(lo, hi int)) {
+	workers := min(runtime.GOMAXPROCS(0), n/max(grain, 1))
+	if workers <= 1 {
+		if n > 0 {
+			f(0, n)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := n*w/workers, n*(w+1)/workers
+		if w == workers-1 {
+			f(lo, hi) // the calling goroutine takes the last piece
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(lo, hi)
+		}()
+	}
+	wg.Wait()
 }
 
 // parallelFor runs f(i) for i < n on up to GOMAXPROCS goroutines.

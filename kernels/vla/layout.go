@@ -36,6 +36,9 @@ type weights[F Float] struct {
 	valW, valB   tensor[F] // Dim, 1
 	headAct      tensor[F] // Bins × Dim: LM-head rows of the action tokens V−Bins … V−1
 	headRest     tensor[F] // (V−Bins) × Dim: LM-head rows 0 … V−Bins−1, last in the slice
+	// head views headAct and headRest together, the V × Dim matrix whose
+	// first Bins rows are the action tokens' (g is nil with the slim head).
+	head tensor[F]
 }
 
 // buildLayout lays the parameters out in one flat slice and returns views
@@ -85,8 +88,15 @@ func buildLayout[F Float](c Config, params, grads []F) (w weights[F], spans []Sp
 	}
 	w.lnfG, w.lnfB = take("ln_f.weight", d), take("ln_f.bias", d)
 	w.valW, w.valB = take("value.weight", 1, d), take("value.bias", 1)
+	headOff := off
 	w.headAct = take("lm_head.action_rows", c.Bins, d)
 	frozen = (c.VocabSize - c.Bins) * d
 	w.headRest = take("lm_head.other_rows", c.VocabSize-c.Bins, d)
+	if params != nil {
+		w.head.w = params[headOff:off:off]
+	}
+	if off <= len(grads) {
+		w.head.g = grads[headOff:off:off]
+	}
 	return w, spans, off, frozen
 }

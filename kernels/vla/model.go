@@ -4,16 +4,27 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/accerl/accerl/kernels"
 )
 
 // Net is the micro-VLA with element type F. [Model] (float32) is the one
 // that acts and trains; the float64 instantiation runs the same code for
 // gradient checks.
+//
+// A Net keeps scratch buffers for Act and Backward between calls (and its
+// backend serves one goroutine at a time), so it must not be used by
+// several goroutines at once; run one Net per actor, sharing parameters by
+// copying Params.
 type Net[F Float] struct {
 	cfg           Config
 	params, grads []F
 	w             weights[F]
 	spans         []Span
+
+	be     kernels.Backend // float32 matrix products; nil: the pure-Go gemm
+	actWS  actWork[F]
+	backWS backWork[F]
 }
 
 // Model is the float32 micro-VLA.
@@ -34,9 +45,7 @@ func NewNet[F Float](cfg Config, rng *rand.Rand) *Net[F] {
 	if err := cfg.Validate(); err != nil {
 		panic(fmt.Sprintf("vla: New: %v", err))
 	}
-	total := cfg.ParamCount()
-	m := &Net[F]{cfg: cfg, params: make([]F, total), grads: make([]F, cfg.TrainableCount())}
-	m.w, m.spans, _, _ = buildLayout(cfg, m.params, m.grads)
+	m := newNet[F](cfg)
 	normal := func(x []F, std float64) {
 		for i := range x {
 			x[i] = F(std * rng.NormFloat64())
@@ -72,6 +81,33 @@ func NewNet[F Float](cfg Config, rng *rand.Rand) *Net[F] {
 	normal(m.w.headRest.w, std)
 	return m
 }
+
+// newNet returns a model of cfg with zero parameters and, for float32, the
+// CPU backend.
+func newNet[F Float](cfg Config) *Net[F] {
+	m := &Net[F]{cfg: cfg, params: make([]F, cfg.ParamCount()), grads: make([]F, cfg.TrainableCount())}
+	m.w, m.spans, _, _ = buildLayout(cfg, m.params, m.grads)
+	if isF32[F]() {
+		m.be = kernels.NewCPU(0)
+	}
+	return m
+}
+
+// SetBackend routes the float32 model's matrix products through be (nil:
+// the package's pure-Go gemm, ~15× slower; [kernels.NewReference] for
+// float64-accumulated parity checks; [kernels.NewCUDA] for a GPU, which
+// copies every operand to the device and back, so it pays only for large
+// batches). New models use [kernels.NewCPU] with GOMAXPROCS threads. It
+// panics on a float64 model, which always runs the pure-Go reference path.
+func (m *Net[F]) SetBackend(be kernels.Backend) {
+	if !isF32[F]() {
+		panic("vla: SetBackend: only a float32 model has a backend")
+	}
+	m.be = be
+}
+
+// Backend returns the backend of the matrix products (nil: pure Go).
+func (m *Net[F]) Backend() kernels.Backend { return m.be }
 
 // Config returns the model's configuration.
 func (m *Net[F]) Config() Config { return m.cfg }

@@ -152,7 +152,9 @@ func TestSlimVersusFullHead(t *testing.T) {
 	ls, lf := make([]float32, 3*c.Bins), make([]float32, 3*c.VocabSize)
 	slim.headLogits(h, 3, ls)
 	full.headLogits(h, 3, lf)
-	base := c.ActionTokenID(0)
+	// The full head's logit columns follow its rows in the parameter
+	// layout: the action tokens first (see headLogits).
+	const base = 0
 	for i := 0; i < 3; i++ {
 		for b := 0; b < c.Bins; b++ {
 			// The same gemm call on the same rows: bitwise equal.
