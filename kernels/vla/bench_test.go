@@ -23,17 +23,20 @@ func TestBenchTiny(t *testing.T) {
 	}
 }
 
-// TestBenchDefault prints the benchmark at the default size; it takes about
-// a minute, so it runs only with ACCERL_VLA_BENCH=1.
+// TestBenchDefault prints the benchmark at the default size and at the
+// small preset; it takes about half a minute, so it runs only with
+// ACCERL_VLA_BENCH=1.
 func TestBenchDefault(t *testing.T) {
 	if os.Getenv("ACCERL_VLA_BENCH") == "" {
 		t.Skip("set ACCERL_VLA_BENCH=1 to run the default-size benchmark")
 	}
-	r, err := Bench(DefaultConfig(), []int{1, 16, 64})
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range []Config{DefaultConfig(), SmallConfig()} {
+		r, err := Bench(c, []int{1, 16, 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("\n%v", r)
 	}
-	t.Logf("\n%v", r)
 }
 
 var sinkTokens [][]int

@@ -45,7 +45,7 @@ func NewNet[F Float](cfg Config, rng *rand.Rand) *Net[F] {
 	if err := cfg.Validate(); err != nil {
 		panic(fmt.Sprintf("vla: New: %v", err))
 	}
-	m := newNet[F](cfg)
+	m := newNet[F](cfg, nil)
 	normal := func(x []F, std float64) {
 		for i := range x {
 			x[i] = F(std * rng.NormFloat64())
@@ -83,12 +83,15 @@ func NewNet[F Float](cfg Config, rng *rand.Rand) *Net[F] {
 }
 
 // newNet returns a model of cfg with zero parameters and, for float32, the
-// CPU backend.
-func newNet[F Float](cfg Config) *Net[F] {
+// backend be (nil: a new CPU backend).
+func newNet[F Float](cfg Config, be kernels.Backend) *Net[F] {
 	m := &Net[F]{cfg: cfg, params: make([]F, cfg.ParamCount()), grads: make([]F, cfg.TrainableCount())}
 	m.w, m.spans, _, _ = buildLayout(cfg, m.params, m.grads)
 	if isF32[F]() {
-		m.be = kernels.NewCPU(0)
+		if be == nil {
+			be = kernels.NewCPU(0)
+		}
+		m.be = be
 	}
 	return m
 }
