@@ -4,13 +4,26 @@
 // advantage estimation (GAE), v-trace targets, advantage normalisation, the
 // Adam optimizer with a learning-rate schedule, gradient clipping, and the
 // PPO, GIPO, SAPO and v-trace losses with the [PolicyLearner] that applies
-// them. It depends on gonum only and knows nothing of Temporal, specs or
-// the rollout engine.
+// them. It depends on gonum (and purego, to load CUDA at run time) only and
+// knows nothing of Temporal, specs or the rollout engine.
+//
+// Beside those float64 models it holds the float32 compute layer of the
+// larger models (the micro-VLA of package kernels/vla): the [Backend]
+// interface — GEMM and strided batched GEMM, 2-D convolution, softmax,
+// layer norm, GELU, elementwise ops and the Adam step, each with its
+// reference semantics in its doc comment — and three implementations:
+// [NewReference] (plain loops with float64 accumulation, the yardstick of
+// parity tests), [NewCPU] (a packed, cache-blocked GEMM with an AVX2/FMA
+// micro-kernel, pure Go elsewhere or with -tags noasm, parallel over cores)
+// and [NewCUDA] (cuBLAS and NVRTC kernels through libcuda loaded at run
+// time, no cgo; an error where no GPU is found, see [CUDAAvailable]).
 //
 // # Conventions
 //
-// Everything is float64. Batches are row-major flat slices: n observations of
-// dimension d are one []float64 of length n*d, row i at [i*d:(i+1)*d]. All
+// The models of this package (Dense, MLP, Policy, the learners, the world
+// models) are float64; the [Backend] is float32. Batches are row-major flat
+// slices: n observations of dimension d are one []float64 of length n*d, row
+// i at [i*d:(i+1)*d]. All
 // parameters of a model live in ONE flat slice and their gradients in a second
 // flat slice with the same layout (see [Policy.Layout]), so that the optimizer, gradient clipping, checksums,
 // checkpoints and weight publishing all work on plain slices.
@@ -100,7 +113,7 @@
 // (a non-finite loss, gradient or parameter) is reported as an error value
 // by [PolicyLearner.Update], after undoing the offending step.
 //
-// Matrix products all go through one function in matmul.go, which uses gonum's
-// pure-Go BLAS; that is the single place a later OpenBLAS or CUDA build tag
-// swaps.
+// The float64 models' matrix products all go through one function in
+// matmul.go, which uses gonum's pure-Go BLAS. The float32 models call a
+// [Backend] instead, chosen at run time.
 package kernels
