@@ -121,7 +121,7 @@ func (m *Net[F]) blockBack(l int, lt *layerTape[F], dx []F, nb, t int) {
 	// out = h + fc2(GELU(fc1(LN₂(h))))
 	ws.dg = grow(ws.dg, n*hid)
 	linearBack(be, lt.g, dx, n, hid, d, w.fc2W.w, w.fc2W.g, w.fc2B.g, ws.dg)
-	geluBack(lt.u, ws.dg, ws.dg)
+	geluBack(lt.u, lt.g, ws.dg, ws.dg)
 	ws.dln = grow(ws.dln, n*d)
 	linearBack(be, lt.ln2, ws.dg, n, d, hid, w.fc1W.w, w.fc1W.g, w.fc1B.g, ws.dln)
 	// The residual passes dout through: dx becomes ∂L/∂h.

@@ -98,6 +98,19 @@ func gelu32(x float32) float32 {
 	return float32(0.5 * u * (1 + erf32(u*(1/math.Sqrt2))))
 }
 
+// geluGradFromOutput32 is geluGrad32 given y = gelu32(x) as well: Φ(x) =
+// y/x (½ near 0, where y/x loses its meaning), so only φ(x) costs an
+// exponential.
+func geluGradFromOutput32(x, y float32) float32 {
+	const invSqrt2Pi = 0.3989422804014327
+	u := float64(x)
+	phi := 0.5
+	if math.Abs(u) > 1e-20 {
+		phi = float64(y) / u
+	}
+	return float32(phi + u*invSqrt2Pi*expReduced(max(-0.5*u*u, -700)))
+}
+
 func geluGrad32(x float32) float32 {
 	const invSqrt2Pi = 0.3989422804014327
 	u := float64(x)

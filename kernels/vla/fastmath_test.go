@@ -42,15 +42,19 @@ func TestFastMath(t *testing.T) {
 		s := math.Max(1, math.Abs(u))
 		worstGelu = max(worstGelu, math.Abs(float64(gelu32(xf))-g)/s)
 		worstGrad = max(worstGrad, math.Abs(float64(geluGrad32(xf))-dg)/s)
+		worstGrad = max(worstGrad, math.Abs(float64(geluGradFromOutput32(xf, gelu32(xf)))-dg)/s)
 	}
 	t.Logf("exp32 %.3g relative; erf32 %.3g, GELU %.3g, GELU' %.3g absolute (per max(1, |x|))", worst, worstErf, worstGelu, worstGrad)
 	// Eigen's fit is good to ≈ 6.5e-8 in float64; GELU halves it and adds
 	// one float32 rounding of a value ≤ max(1, |x|): 1e-7 + ulp/2 ≤ 1.6e-7.
+	// GELU' from the output y/x inherits y's error (≤ 1.6e-7 relative to
+	// max(1, |x|), divided by |x|) plus a rounding: below 2.5e-7 wherever
+	// |x| ≥ 1, and Φ's own 1.2e-7 below.
 	if worstErf > 1e-7 {
 		t.Errorf("erf32: worst absolute error %.3g, want ≤ 1e-7", worstErf)
 	}
-	if worstGelu > 1.6e-7 || worstGrad > 1.6e-7 {
-		t.Errorf("GELU: worst error %.3g, GELU' %.3g, want ≤ 1.6e-7", worstGelu, worstGrad)
+	if worstGelu > 1.6e-7 || worstGrad > 2.5e-7 {
+		t.Errorf("GELU: worst error %.3g, GELU' %.3g, want ≤ 1.6e-7 and 2.5e-7", worstGelu, worstGrad)
 	}
 }
 

@@ -91,7 +91,7 @@ func TestGELUMLPGradients(t *testing.T) {
 	gw2, gb2 := make([]float64, len(w2)), make([]float64, len(b2))
 	dg, dx := make([]float64, n*hid), make([]float64, n*d)
 	linearBack(nil, g, r, n, hid, d, w2, gw2, gb2, dg)
-	geluBack(u, dg, dg)
+	geluBack(u, g, dg, dg)
 	linearBack(nil, x, dg, n, d, hid, w1, gw1, gb1, dx)
 	checkGrad(t, "mlp input", loss, x, dx)
 	checkGrad(t, "fc1 weight", loss, w1, gw1)

@@ -160,14 +160,20 @@ func gelu[F Float](x, y []F) {
 	})
 }
 
-// geluBack sets dx = dy·(Φ(x) + x·φ(x)), φ the standard normal density; dx
-// may be dy.
-func geluBack[F Float](x, dy, dx []F) {
+// geluBack sets dx = dy·(Φ(x) + x·φ(x)), φ the standard normal density,
+// given the forward output y = gelu(x); dx may be dy. The float32 model
+// recovers Φ(x) as y/x (exact to float32 rounding, ≲ 1.2e-7 relative:
+// y = x·Φ(x) was rounded once), which leaves one exponential per element
+// instead of the error function as well; the float64 model evaluates
+// math.Erf.
+func geluBack[F Float](x, y, dy, dx []F) {
 	const invSqrt2Pi = 0.3989422804014327
 	parallelRange(len(x), parGrain, func(lo, hi int) {
 		if isF32[F]() {
-			for i, v := range x[lo:hi] {
-				dx[lo+i] = dy[lo+i] * F(geluGrad32(float32(v)))
+			xs, ys, dys, dxs := as32(x[lo:hi]), as32(y[lo:hi]), as32(dy[lo:hi]), as32(dx[lo:hi])
+			ys, dys, dxs = ys[:len(xs)], dys[:len(xs)], dxs[:len(xs)]
+			for i, v := range xs {
+				dxs[i] = dys[i] * geluGradFromOutput32(v, ys[i])
 			}
 			return
 		}

@@ -40,14 +40,18 @@ func (a *Adam[F]) Step(params, grads []F) {
 	t := float64(a.T)
 	stepSize := a.LR / (1 - math.Pow(a.Beta1, t))
 	sqrtBC2 := math.Sqrt(1 - math.Pow(a.Beta2, t))
-	b1, b2 := a.Beta1, a.Beta2
-	for i, gf := range grads {
-		g := float64(gf)
-		m := b1*float64(a.M[i]) + (1-b1)*g
-		v := b2*float64(a.V[i]) + (1-b2)*g*g
-		a.M[i], a.V[i] = F(m), F(v)
-		params[i] -= F(stepSize * m / (math.Sqrt(v)/sqrtBC2 + a.Eps))
-	}
+	b1, b2, eps := a.Beta1, a.Beta2, a.Eps
+	// Elementwise, so splitting over goroutines changes nothing.
+	parallelRange(len(grads), parGrain, func(lo, hi int) {
+		ms, vs, ps := a.M[lo:hi], a.V[lo:hi], params[lo:hi]
+		for i, gf := range grads[lo:hi] {
+			g := float64(gf)
+			m := b1*float64(ms[i]) + (1-b1)*g
+			v := b2*float64(vs[i]) + (1-b2)*g*g
+			ms[i], vs[i] = F(m), F(v)
+			ps[i] -= F(stepSize * m / (math.Sqrt(v)/sqrtBC2 + eps))
+		}
+	})
 }
 
 // ClipGradNorm rescales grads so that their global L2 norm is at most
