@@ -22,6 +22,9 @@ Benchmarks:
   throughput   async vs sync env steps/s on the same slow-simulator workload
   learn        final returns of named learning checks (e.g. cartpole-ppo) over several seeds
   sample-efficiency  online env steps to a target return with and without the world model
+  expert       success rate, episode length and env steps/s of the scripted tabletop expert
+  kernels      GFLOP/s of the GEMM shapes of the models on every available backend
+  vla          micro-VLA parameters, training memory and act/train speed, slim vs full head
 
 Run 'accerl bench <benchmark> --help' for its flags.
 `)
@@ -34,8 +37,14 @@ Run 'accerl bench <benchmark> --help' for its flags.
 		return benchLearn(ctx, args[1:], stdout, stderr)
 	case "sample-efficiency":
 		return benchSample(ctx, args[1:], stdout, stderr)
+	case "expert":
+		return benchExpert(ctx, args[1:], stdout, stderr)
+	case "kernels":
+		return benchKernels(ctx, args[1:], stdout, stderr)
+	case "vla":
+		return benchVLA(ctx, args[1:], stdout, stderr)
 	default:
-		return fmt.Errorf("unknown benchmark %q; choose throughput, learn or sample-efficiency", args[0])
+		return fmt.Errorf("unknown benchmark %q; choose throughput, learn, sample-efficiency, expert, kernels or vla", args[0])
 	}
 }
 

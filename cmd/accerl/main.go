@@ -39,6 +39,10 @@ Commands:
   bench learn       train named learning checks (cartpole-ppo, acrobot-gipo, ...) over seeds
   bench sample-efficiency
                     online env steps to a target return with and without the world model
+  bench expert      success rate and env steps/s of the scripted tabletop expert per suite
+  bench kernels     GFLOP/s of the matrix products (reference f64, f32 CPU, OpenBLAS, cuBLAS)
+  bench vla         micro-VLA size, memory and act/train speed with the slim vs full LM head
+  render            write an episode of a tabletop task as PNG frames and a contact sheet
 
 Run 'accerl <command> --help' for a command's flags.
 
@@ -91,6 +95,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdServer(ctx, rest, stdout, stderr)
 	case "bench":
 		return cmdBench(ctx, rest, stdout, stderr)
+	case "render":
+		return cmdRender(ctx, rest, stdout, stderr)
 	default:
 		return fmt.Errorf("unknown command %q; run 'accerl --help' for the list", cmd)
 	}
