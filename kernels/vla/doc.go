@@ -77,7 +77,9 @@
 // per-token log-probs and entropies and per-sample values; [Net.Backward]
 // takes ∂L/∂ of those and accumulates parameter gradients. [CrossEntropy]
 // is the behaviour-cloning loss, [Adam] and [ClipGradNorm] the optimizer
-// pieces, [Bench] the size and speed measurement, and
+// pieces, [Net.MarshalBinary] and [Adam.MarshalBinary] the checkpoints
+// (versioned, checksummed, bit-exact), [DefaultConfig] and the RL-sized
+// [SmallConfig] the presets, [Bench] the size and speed measurement, and
 // [Config.ActionToTokens] / [Config.TokensToAction] the binning (bin
 // centres low + (b + ½)(high − low)/Bins).
 //
