@@ -28,7 +28,7 @@ func TestVLAResultRatios(t *testing.T) {
 	}
 	var b bytes.Buffer
 	printVLA(&b, res)
-	for _, want := range []string{"parameters 100", "params+grads+Adam MiB", "act batch 64 ms", "3.50× faster", "train batch 16 samples/s"} {
+	for _, want := range []string{"parameters 100", "params+grads+Adam MiB", "act batch 64 ms", "3.50× full/slim", "train batch 16 samples/s"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}

@@ -199,7 +199,7 @@ func TestTabletopAndBenchFlagErrors(t *testing.T) {
 		{[]string{"bench", "expert", "--image-size", "300"}, "image size 300 is not a power of two"},
 		{[]string{"bench", "kernels", "--min-time", "0s"}, "--min-time must be positive"},
 		{[]string{"bench", "kernels", "--shapes", "square-2048"}, `unknown shape "square-2048" (known: vla-mlp-up,`},
-		{[]string{"bench", "vla", "--preset", "huge"}, `unknown preset "huge" (known: default`},
+		{[]string{"bench", "vla", "--preset", "huge"}, `unknown preset "huge" (known: default, small)`},
 		{[]string{"bench", "vla", "--batch", "1,0"}, `"0" is not a positive batch size`},
 		{[]string{"bench", "gpu"}, `unknown benchmark "gpu"; choose throughput, learn, sample-efficiency, expert, kernels or vla`},
 	} {
