@@ -43,6 +43,7 @@ Commands:
   bench kernels     GFLOP/s of the matrix products (reference f64, f32 CPU, OpenBLAS, cuBLAS)
   bench vla         micro-VLA size, memory and act/train speed with the slim vs full LM head
   render            write an episode of a tabletop task as PNG frames and a contact sheet
+  demos             record the scripted expert's demonstrations of a tabletop suite (Arrow IPC)
 
 Run 'accerl <command> --help' for a command's flags.
 
@@ -97,6 +98,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdBench(ctx, rest, stdout, stderr)
 	case "render":
 		return cmdRender(ctx, rest, stdout, stderr)
+	case "demos":
+		return cmdDemos(ctx, rest, stdout, stderr)
 	default:
 		return fmt.Errorf("unknown command %q; run 'accerl --help' for the list", cmd)
 	}

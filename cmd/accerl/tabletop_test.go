@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/accerl/accerl/activities/demos"
 	"github.com/accerl/accerl/testenv/tabletop"
 )
 
@@ -221,5 +222,26 @@ func TestTabletopAndBenchFlagErrors(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("accerl --help does not list %q", want)
 		}
+	}
+}
+
+func TestDemosWritesAReadableDataset(t *testing.T) {
+	dir := t.TempDir()
+	out, _, err := runCLI(t, "demos", "--suite", "goal", "--per-task", "1", "--image-size", "16", "--out", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "Wrote 10 demonstrations") || !strings.Contains(out, "10 succeeded") {
+		t.Errorf("output %q does not report 10 successful demonstrations", out)
+	}
+	d, err := demos.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Info.Episodes != 10 || len(d.Images) != 2 || d.Info.Config.ImageSize != 16 {
+		t.Errorf("dataset: %d episodes, %d cameras, %d px", d.Info.Episodes, len(d.Images), d.Info.Config.ImageSize)
+	}
+	if _, _, err := runCLI(t, "demos", "--suite", "kitchen"); err == nil || !strings.Contains(err.Error(), "known: goal, long, object, spatial") {
+		t.Errorf("unknown suite: err = %v, want the known suites named", err)
 	}
 }
