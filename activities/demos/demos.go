@@ -223,8 +223,8 @@ func Collect(ctx context.Context, cfg Config, dir string, progress Progress) (In
 // bytesPerRow is the uncompressed size of a row.
 func bytesPerRow(cfg Config) int {
 	n := 8 * (tabletop.ObsDim + tabletop.ProprioDim + tabletop.ActionDim + 1) // floats
-	n += 3*8 + 3                                                             // task, episode, t; flags
-	n += 8 * 24                                                              // instruction tokens, about
+	n += 3*8 + 3                                                              // task, episode, t; flags
+	n += 8 * 24                                                               // instruction tokens, about
 	if cfg.Images {
 		n += len(cfg.Cameras) * cfg.ImageSize * cfg.ImageSize * 3
 	}

@@ -88,7 +88,7 @@ func TestArrowReaderSeesTheColumns(t *testing.T) {
 	}
 	n := int(rec.NumRows())
 	term := rec.Column(col("terminated")).(*array.Boolean)
-	if !term.Value(n-1) {
+	if !term.Value(n - 1) {
 		t.Errorf("the last row does not terminate the episode")
 	}
 	for i := 0; i < n-1; i++ {
