@@ -10,6 +10,7 @@ import (
 	"github.com/accerl/accerl/reports"
 	"github.com/accerl/accerl/runstate"
 	"github.com/accerl/accerl/specs"
+	"go.temporal.io/sdk/testsuite"
 )
 
 func TestDiscardSegmentsRemovesRolledBackRows(t *testing.T) {
@@ -89,5 +90,58 @@ func TestCorruptCheckpointFallsBack(t *testing.T) {
 	}
 	if len(rows) != 6 {
 		t.Errorf("%d metrics rows, want 6", len(rows))
+	}
+}
+
+// TestRetryResumesFromHeartbeatCheckpoint: a retried segment first tries the checkpoint its
+// previous attempt named in its last heartbeat. Segment 2's checkpoint is moved out of the
+// run's checkpoint directory (where a scan cannot find it) and named in the heartbeat
+// details: segment 3 resumes from it without a warning, with the parameters an
+// uninterrupted run has. Without the heartbeat, the scan falls back to segment 1.
+func TestRetryResumesFromHeartbeatCheckpoint(t *testing.T) {
+	runner := newSegmentRunner(t)
+	c := tinyCartPole(specs.ModeSync, 4096)
+	seg := func(runDir string, s int32) TrainSegmentInput {
+		return TrainSegmentInput{RunDir: runDir, Experiment: "e", Arm: "base", Seed: 1, SpecHash: "h", Config: c,
+			Plan: runstate.Plan{Segment: s, Updates: 2, TotalUpdates: 32}}
+	}
+	ref := t.TempDir()
+	var want TrainSegmentResult
+	for s := int32(1); s <= 3; s++ {
+		want = runner.run(seg(ref, s))
+	}
+
+	runDir := t.TempDir()
+	runner.run(seg(runDir, 1))
+	runner.run(seg(runDir, 2))
+	moved := filepath.Join(t.TempDir(), "seg-2-elsewhere")
+	if err := os.Rename(CheckpointDir(runDir, 2), moved); err != nil {
+		t.Fatal(err)
+	}
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivity(&Trainer{})
+	env.SetHeartbeatDetails(SegmentProgress{Segment: 3, Updates: 5, ResumedFrom: moved})
+	v, err := env.ExecuteActivity((&Trainer{}).TrainSegment, seg(runDir, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got TrainSegmentResult
+	if err := v.Get(&got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Warnings) != 0 || got.ParamsSHA256 != want.ParamsSHA256 || got.Updates != want.Updates {
+		t.Errorf("resumed from the heartbeat's checkpoint: warnings %v, params %.12s after %d updates; want no warning and %.12s after %d",
+			got.Warnings, got.ParamsSHA256, got.Updates, want.ParamsSHA256, want.Updates)
+	}
+	// The same retry without the heartbeat cannot see the moved checkpoint.
+	other := t.TempDir()
+	runner.run(seg(other, 1))
+	runner.run(seg(other, 2))
+	if err := os.Rename(CheckpointDir(other, 2), filepath.Join(t.TempDir(), "gone")); err != nil {
+		t.Fatal(err)
+	}
+	if res := runner.run(seg(other, 3)); len(res.Warnings) == 0 || !strings.Contains(strings.Join(res.Warnings, " "), "checkpoint of segment 1") {
+		t.Errorf("without the heartbeat: warnings %v, want a fallback to segment 1", res.Warnings)
 	}
 }

@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/accerl/accerl/activities/checkpoint"
+	"github.com/accerl/accerl/activities/contract"
 	"github.com/accerl/accerl/activities/engine"
 	"github.com/accerl/accerl/activities/telemetry"
 	"github.com/accerl/accerl/reports"
@@ -26,12 +26,8 @@ import (
 // activity signatures.
 type Trainer struct{}
 
-// segmentProgress is the heartbeat payload of a running segment.
-type segmentProgress struct {
-	Segment  int32 `json:"segment"`
-	Updates  int64 `json:"updates"`
-	EnvSteps int64 `json:"env_steps"`
-}
+// SegmentProgress is the heartbeat payload of a running segment (contract.SegmentProgress).
+type SegmentProgress = contract.SegmentProgress
 
 const (
 	engineStateFile  = "engine.json"
@@ -63,10 +59,18 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 	if err := ensureRunManifest(in); err != nil {
 		return res, err
 	}
-	snap, warnings, err := loadPrevious(in.RunDir, in.Segment)
+	// A retry of this segment first tries the checkpoint its previous attempt resumed from
+	// (named in that attempt's last heartbeat), then scans the run's checkpoints.
+	var prev SegmentProgress
+	hint := ""
+	if lastHeartbeat(ctx, &prev) && prev.Segment == in.Segment {
+		hint = prev.ResumedFrom
+	}
+	snap, from, warnings, err := loadPrevious(in.RunDir, in.Segment, hint)
 	if err != nil {
 		return res, err
 	}
+	heartbeat(ctx, SegmentProgress{Segment: in.Segment, WallS: in.StartWallS, ResumedFrom: from})
 	cfg := EngineConfig(in.Config, in.Seed, in.TotalUpdates)
 	if cfg.WorldModel.Enabled && in.Horizon > 0 {
 		cfg.WorldModel.Horizon = in.Horizon
@@ -89,7 +93,8 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 	defer rec.close()
 	stats, err := eng.Run(ctx, in.Updates, func(u engine.UpdateReport) {
 		rec.add(u)
-		activity.RecordHeartbeat(ctx, segmentProgress{Segment: in.Segment, Updates: u.Update, EnvSteps: u.EnvSteps})
+		heartbeat(ctx, SegmentProgress{Segment: in.Segment, Updates: u.Update, EnvSteps: u.EnvSteps,
+			WallS: in.StartWallS + u.Wall.Seconds(), ResumedFrom: from})
 	})
 	if ctx.Err() != nil {
 		return res, ctx.Err()
@@ -163,6 +168,8 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 	}
 	if eval != nil {
 		res.EvalReturn, res.HasEval = eval.Mean(), true
+		res.EvalSuccess, res.HasEvalSuccess = eval.SuccessRate(), eval.HasSuccess
+		res.SegmentEvalSteps = eval.Steps
 	}
 	sum := reports.RunSummary{
 		Status:       "running",
@@ -206,15 +213,26 @@ func (t *Trainer) FinishRun(ctx context.Context, in FinishRunInput) (FinishRunRe
 // has to reach further back than segment seg-1 (or, with no valid checkpoint left, back to the
 // start), the rows of the segments in between are discarded, because their training is being
 // redone from the older state (see discardSegments).
-func loadPrevious(runDir string, seg int32) (*engine.Snapshot, []string, error) {
+//
+// hint, when not empty, is a checkpoint directory to try first (the one a previous attempt of
+// this segment resumed from). It returns the snapshot and the directory it came from ("" for
+// a fresh start).
+func loadPrevious(runDir string, seg int32, hint string) (*engine.Snapshot, string, []string, error) {
 	if seg <= 1 {
-		return nil, nil, nil
+		return nil, "", nil, nil
+	}
+	var warnings []string
+	if hint != "" {
+		if m, files, err := checkpoint.Load(hint); err == nil && m.Segment == seg-1 {
+			if snap, err := LoadSnapshot(files); err == nil {
+				return snap, hint, nil, nil
+			}
+		}
 	}
 	dirs, err := checkpoint.List(filepath.Join(runDir, checkpointsDir))
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
-	var warnings []string
 	for i := len(dirs) - 1; i >= 0; i-- {
 		m, files, err := checkpoint.Load(dirs[i])
 		if err != nil {
@@ -232,16 +250,16 @@ func loadPrevious(runDir string, seg int32) (*engine.Snapshot, []string, error) 
 		if m.Segment != seg-1 {
 			warnings = append(warnings, fmt.Sprintf("segment %d resumed from the checkpoint of segment %d; segments %d-%d are redone", seg, m.Segment, m.Segment+1, seg-1))
 			if err := discardSegments(runDir, m.Segment+1, seg-1); err != nil {
-				return nil, warnings, err
+				return nil, "", warnings, err
 			}
 		}
-		return snap, warnings, nil
+		return snap, dirs[i], warnings, nil
 	}
 	warnings = append(warnings, fmt.Sprintf("no checkpoint under %s verifies; segment %d restarts the run from the beginning", filepath.Join(runDir, checkpointsDir), seg))
 	if err := discardSegments(runDir, 1, seg-1); err != nil {
-		return nil, warnings, err
+		return nil, "", warnings, err
 	}
-	return nil, warnings, nil
+	return nil, "", warnings, nil
 }
 
 func ensureRunManifest(in TrainSegmentInput) error {

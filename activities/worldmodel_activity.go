@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/accerl/accerl/activities/checkpoint"
@@ -49,7 +48,8 @@ func (w *WorldModel) CollectOffline(ctx context.Context, in CollectOfflineInput)
 	}
 	dir := filepath.Join(WorldModelDir(in.RunDir), datasetDir)
 	var info worldmodel.DatasetInfo
-	err := withHeartbeat(ctx, collectHeartbeatS*time.Second, func() error {
+	err := withHeartbeat(ctx, collectHeartbeatS*time.Second, func(report func(any)) error {
+		report(collectProgress{Trajectories: cfg.Trajectories})
 		var err error
 		info, err = worldmodel.CollectOffline(ctx, cfg, dir, OfflineSims(in.Config.Env))
 		return err
@@ -58,6 +58,12 @@ func (w *WorldModel) CollectOffline(ctx context.Context, in CollectOfflineInput)
 		return CollectOfflineResult{}, err
 	}
 	return CollectOfflineResult{Dir: dir, Episodes: info.Episodes, Rows: info.Rows}, nil
+}
+
+// collectProgress is the heartbeat payload of CollectOffline: the episodes it records (the
+// dataset's shards are its checkpoints; a retry keeps the finished ones).
+type collectProgress struct {
+	Trajectories int `json:"trajectories"`
 }
 
 // pretrainProgress is the heartbeat payload of PretrainWorldModel.
@@ -113,13 +119,13 @@ func (w *WorldModel) PretrainWorldModel(ctx context.Context, in PretrainWorldMod
 	)
 	// Progress reports (with a checkpoint) come once per epoch; the ticker keeps heartbeats
 	// flowing through long epochs.
-	err = withHeartbeat(ctx, collectHeartbeatS*time.Second, func() error {
+	err = withHeartbeat(ctx, collectHeartbeatS*time.Second, func(report func(any)) error {
 		var err error
 		state, stats, err = worldmodel.Pretrain(ctx, ds, cfg, resume, func(p worldmodel.PretrainProgress) {
 			if p.Step != resumedAt && saveErr == nil {
 				dir, saveErr = saveWMState(root, in.SpecHash, p.Snapshot())
 			}
-			activity.RecordHeartbeat(ctx, pretrainProgress{Step: p.Step, Total: p.Total, Checkpoint: dir})
+			report(pretrainProgress{Step: p.Step, Total: p.Total, Checkpoint: dir})
 		})
 		return err
 	})
@@ -197,24 +203,4 @@ func loadWorldModelState(dir string) (*worldmodel.WMState, error) {
 		return nil, fmt.Errorf("load pretrained world model: decode %s: %w", dir, err)
 	}
 	return &s, nil
-}
-
-// withHeartbeat runs fn, heartbeating every interval until it returns.
-func withHeartbeat(ctx context.Context, every time.Duration, fn func() error) error {
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				activity.RecordHeartbeat(ctx)
-			}
-		}
-	}()
-	err := fn()
-	close(done)
-	return err
 }

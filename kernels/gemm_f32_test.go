@@ -210,10 +210,19 @@ func TestGemmStridedParity(t *testing.T) {
 func TestGemmNoAllocs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	a, b, c := backendRand(rng, 150*128), backendRand(rng, 128*384), make([]float32, 150*384)
-	for _, be := range []Backend{NewCPU(1), NewCPU(2)} {
+	// On the calling goroutine nothing may allocate. Split over the pool, the caller and the
+	// workers block on a channel and a WaitGroup, and the runtime may allocate the goroutine
+	// wait record (a sudog) when its per-P cache is empty, as it is on a loaded machine after
+	// a GC: at most one per blocking operation, so a call may make a few; none come from the
+	// GEMM itself (its buffers are per worker and reused).
+	for _, tc := range []struct {
+		threads int
+		most    float64
+	}{{1, 0}, {2, 4}} {
+		be := NewCPU(tc.threads)
 		be.Gemm(false, true, 150, 384, 128, 1, a, b, 0, c)
-		if n := testing.AllocsPerRun(5, func() { be.Gemm(false, true, 150, 384, 128, 1, a, b, 0, c) }); n != 0 {
-			t.Errorf("%s: Gemm allocated %v times per call", be.Name(), n)
+		if n := testing.AllocsPerRun(20, func() { be.Gemm(false, true, 150, 384, 128, 1, a, b, 0, c) }); n > tc.most {
+			t.Errorf("%s on %d threads: Gemm allocated %v times per call, want at most %v", be.Name(), tc.threads, n, tc.most)
 		}
 	}
 }

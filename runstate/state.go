@@ -36,6 +36,13 @@ type Counters struct {
 	// has evaluated (the spec's evaluation block).
 	EvalReturn float64 `json:"eval_return,omitempty"`
 	HasEval    bool    `json:"has_eval,omitempty"`
+	// EvalSuccess is the latest evaluation's success rate, when HasEvalSuccess (tasks with a
+	// notion of success, such as the tabletop suites).
+	EvalSuccess    float64 `json:"eval_success,omitempty"`
+	HasEvalSuccess bool    `json:"has_eval_success,omitempty"`
+	// EvalSteps counts the env steps of all evaluation episodes so far; they train nothing
+	// and are not EnvSteps.
+	EvalSteps int64 `json:"eval_steps,omitempty"`
 }
 
 // StepsPerS is the run's env steps per second of training wall time (0 before any).
@@ -113,6 +120,9 @@ type SegmentResult struct {
 	// model, or not ready yet); the horizon schedule then leaves H as it is.
 	WMValLoss    float64 `json:"wm_val_loss,omitempty"`
 	HasWMValLoss bool    `json:"has_wm_val_loss,omitempty"`
+	// SegmentEvalSteps are the env steps of this segment's evaluation episodes (its
+	// Counters.EvalSteps is left to the state machine, which adds these up).
+	SegmentEvalSteps int64 `json:"segment_eval_steps,omitempty"`
 	// Warnings lists problems that did not stop the segment, such as a corrupt checkpoint
 	// that was skipped in favour of an older one.
 	Warnings []string `json:"warnings,omitempty"`
@@ -200,13 +210,16 @@ func (m Machine) Next(st State) Plan {
 }
 
 // Apply folds a finished segment's result into st. The result's counters replace the
-// run's, except those a segment does not know: the offline steps, and the latest evaluation
-// when this segment did not evaluate. The world model's validation loss moves the horizon.
+// run's, except those a segment does not know: the offline steps, the evaluation steps (the
+// segment's are added), and the latest evaluation when this segment did not evaluate. The
+// world model's validation loss moves the horizon.
 func (m Machine) Apply(st State, res SegmentResult) State {
 	c := res.Counters
 	c.OfflineSteps = st.OfflineSteps
+	c.EvalSteps = st.EvalSteps + res.SegmentEvalSteps
 	if !c.HasEval {
 		c.EvalReturn, c.HasEval = st.EvalReturn, st.HasEval
+		c.EvalSuccess, c.HasEvalSuccess = st.EvalSuccess, st.HasEvalSuccess
 	}
 	st.Counters = c
 	if c.RecentReturn > st.BestReturn || c.Segment == 1 {

@@ -122,6 +122,10 @@
 //	    greedy   = false           # true: most likely action; false: sample as in training
 //	  }
 //
+//	  resources {                  # what the run's training segments need
+//	    gpu = 0                    # 0 or 1; 1 schedules them on the "gpu" task queue
+//	  }                            # (accerl worker --queue gpu; accerl run serves it too)
+//
 //	  debug {                      # test-only hooks; never needed in a real experiment
 //	    nan_at_update = 0          # > 0: inject a NaN at this update (tests failure handling)
 //	  }

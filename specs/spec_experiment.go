@@ -56,6 +56,9 @@ type Config struct {
 	Debug      Debug      `json:"debug"`
 	WorldModel WorldModel `json:"world_model"`
 	Evaluation Evaluation `json:"evaluation"`
+	// Resources is omitted from the JSON while it is zero, so that specs without a resources
+	// block keep their hash.
+	Resources Resources `json:"resources,omitzero"`
 }
 
 // Clone returns a deep copy of c; the copy shares no slices with c.
@@ -123,6 +126,7 @@ var configBlocks = []hcl.BlockHeaderSchema{
 	{Type: blockDebug},
 	{Type: blockWorldModel},
 	{Type: blockEvaluation},
+	{Type: blockResources},
 }
 
 var experimentSchema = &hcl.BodySchema{
@@ -164,6 +168,9 @@ func (d *decoder) applyConfig(blocks hcl.Blocks, cfg *Config) {
 	}
 	if b := d.single(blocks, blockEvaluation); b != nil {
 		d.decodeEvaluation(b, &cfg.Evaluation)
+	}
+	if b := d.single(blocks, blockResources); b != nil {
+		d.decodeResources(b, &cfg.Resources)
 	}
 }
 

@@ -27,8 +27,9 @@ const (
 	StatusFailed    = "failed"
 )
 
-// Default task queues. Workflows and CPU activities use TaskQueueCPU; a later GPU pool
-// listens on TaskQueueGPU.
+// Default task queues. Workflows and CPU activities use TaskQueueCPU; the training segments
+// of runs whose spec asks for a GPU (resources { gpu = 1 }) use TaskQueueGPU, which
+// `accerl worker --queue gpu` serves on a GPU host (SegmentQueue).
 const (
 	TaskQueueCPU = "cpu"
 	TaskQueueGPU = "gpu"

@@ -3,6 +3,7 @@ package workflows
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -44,5 +45,35 @@ func TestReplayRecordedHistories(t *testing.T) {
 				t.Fatalf("replay %s: %v", f, err)
 			}
 		})
+	}
+}
+
+// TestReplayCatchesDrift proves the replay test can fail: a recorded history whose first
+// activity is not the one the workflow schedules (the experiment's PrepareExperiment renamed
+// to Report) must not replay.
+func TestReplayCatchesDrift(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "experiment.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := regexp.MustCompile(`"name":\s*"PrepareExperiment"`).FindIndex(data)
+	if first == nil {
+		t.Fatalf("testdata/experiment.json schedules no PrepareExperiment activity; update this test")
+	}
+	drifted := string(data[:first[0]]) + `"name": "Report"` + string(data[first[1]:])
+	hist, err := client.HistoryFromJSON(strings.NewReader(drifted), client.HistoryJSONOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := os.ReadFile(filepath.Join("testdata", "experiment.id"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflow(Experiment)
+	r.RegisterWorkflow(Run)
+	opts := worker.ReplayWorkflowHistoryOptions{OriginalExecution: workflow.Execution{ID: strings.TrimSpace(string(id)), RunID: "replay"}}
+	if err := r.ReplayWorkflowHistoryWithOptions(nil, hist, opts); err == nil {
+		t.Fatal("a history with another activity replayed without error: the replay test would not catch drift")
 	}
 }

@@ -89,7 +89,7 @@ func Run(ctx workflow.Context, in RunInput) (RunResult, error) {
 	listenForControl(ctx, &st)
 
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           TaskQueueCPU,
+		TaskQueue:           SegmentQueue(cfg),
 		StartToCloseTimeout: 24 * time.Hour,
 		// A crashed worker is noticed when its heartbeats stop; the retry then resumes
 		// from the previous checkpoint. Heartbeats are sent after every update.
@@ -240,6 +240,16 @@ func finishRun(ctx workflow.Context, in RunInput, st RunState, status, errMsg st
 		ID: in.Run.ID, Arm: in.Run.Arm, Seed: in.Run.Seed, Status: status, Counters: st.Counters,
 		ParamsSHA256: st.ParamsSHA256, Error: errMsg, Horizon: st.Horizon.H,
 	}, nil
+}
+
+// SegmentQueue is the task queue of a run's training segments and world-model pretraining:
+// TaskQueueGPU when the spec's resources block asks for a GPU, else TaskQueueCPU. Workflows
+// and the small bookkeeping activities always run on TaskQueueCPU.
+func SegmentQueue(cfg specs.Config) string {
+	if cfg.Resources.GPU > 0 {
+		return TaskQueueGPU
+	}
+	return TaskQueueCPU
 }
 
 func heartbeatTimeout(cfg specs.Config) time.Duration {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -394,5 +395,51 @@ func TestRunKeepsLatestEvaluation(t *testing.T) {
 	}
 	if !p.HasEval || p.EvalReturn != 40 {
 		t.Errorf("progress evaluation %v (has %v), want 40", p.EvalReturn, p.HasEval)
+	}
+}
+
+// A spec that asks for a GPU sends its training segments to the gpu task queue, and FinishRun
+// stays on cpu. The activities are mocked by method value, and every mocked call must happen.
+func TestGPURunSchedulesSegmentsOnTheGPUQueue(t *testing.T) {
+	env := newEnv(t)
+	var trainer *activities.Trainer
+	fake := &fakeSegments{}
+	var queues []string
+	env.OnActivity(trainer.TrainSegment, mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.TrainSegmentInput) (activities.TrainSegmentResult, error) {
+		queues = append(queues, activity.GetInfo(ctx).TaskQueue)
+		return fake.train(ctx, in)
+	}).Times(4)
+	var finishQueue string
+	env.OnActivity(trainer.FinishRun, mock.Anything, mock.Anything).Return(func(ctx context.Context, in activities.FinishRunInput) (activities.FinishRunResult, error) {
+		finishQueue = activity.GetInfo(ctx).TaskQueue
+		return activities.FinishRunResult{}, nil
+	}).Once()
+	run := testRun()
+	run.Config.Resources.GPU = 1
+	env.ExecuteWorkflow(Run, RunInput{ExperimentName: "e", SpecHash: "h", Run: run, RunDir: "/tmp/x"})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	env.AssertExpectations(t)
+	for i, q := range queues {
+		if q != TaskQueueGPU {
+			t.Errorf("segment %d ran on task queue %q, want %q", i+1, q, TaskQueueGPU)
+		}
+	}
+	if finishQueue != TaskQueueCPU {
+		t.Errorf("FinishRun ran on %q, want %q", finishQueue, TaskQueueCPU)
+	}
+}
+
+// A spec that asks for a GPU sends its training segments to the gpu task queue; the others
+// stay on cpu.
+func TestSegmentQueue(t *testing.T) {
+	cfg := testRun().Config
+	if q := SegmentQueue(cfg); q != TaskQueueCPU {
+		t.Errorf("without resources: queue %q, want %q", q, TaskQueueCPU)
+	}
+	cfg.Resources.GPU = 1
+	if q := SegmentQueue(cfg); q != TaskQueueGPU {
+		t.Errorf("resources { gpu = 1 }: queue %q, want %q", q, TaskQueueGPU)
 	}
 }

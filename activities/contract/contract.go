@@ -63,6 +63,18 @@ type TrainSegmentInput struct {
 // (runstate.Machine.Apply).
 type TrainSegmentResult = runstate.SegmentResult
 
+// SegmentProgress is the heartbeat payload of a running TrainSegment: the run's counters
+// so far (the CLI shows them between segment ends) and the checkpoint the segment resumed
+// from (a retry of the segment tries it first).
+type SegmentProgress struct {
+	Segment  int32   `json:"segment"`
+	Updates  int64   `json:"updates"`
+	EnvSteps int64   `json:"env_steps"`
+	WallS    float64 `json:"wall_s"`
+	// ResumedFrom is the checkpoint directory the segment started from ("" for the first).
+	ResumedFrom string `json:"resumed_from,omitempty"`
+}
+
 // FinishRunInput records a run's final status.
 type FinishRunInput struct {
 	RunDir string `json:"run_dir"`

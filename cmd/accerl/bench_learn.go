@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,8 +12,6 @@ import (
 	"time"
 
 	"github.com/accerl/accerl/activities"
-	"github.com/accerl/accerl/activities/engine"
-	"github.com/accerl/accerl/runstate"
 	"github.com/accerl/accerl/specs"
 )
 
@@ -150,7 +149,7 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		res := learnResult{Check: chk.Name, Summary: chk.Summary, Mode: *mode, EnvSteps: cfg.Budget.EnvSteps, Threshold: chk.Threshold, Passed: true}
 		fmt.Fprintf(stdout, "%s: %s, %d env steps, %s mode, target mean return >= %g\n", chk.Name, chk.Summary, cfg.Budget.EnvSteps, *mode, chk.Threshold)
 		for _, seed := range seeds {
-			s, err := trainCheck(ctx, cfg, seed)
+			s, err := trainCheck(ctx, chk.Name, cfg, seed)
 			if err != nil {
 				return fmt.Errorf("%s seed %d: %w", chk.Name, seed, err)
 			}
@@ -186,43 +185,24 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return nil
 }
 
-// trainCheck trains one seed of a check in this process, straight on the engine (no
-// Temporal: a learning check measures the learner, not the orchestration).
-func trainCheck(ctx context.Context, cfg specs.Config, seed uint64) (learnSeed, error) {
-	total := int(ceilDiv64(cfg.Budget.EnvSteps, runstate.StepsPerUpdate(cfg)))
-	eng, err := activities.NewEngine(cfg, seed, total, nil)
+// trainCheck trains one seed of a check through the training path of `accerl run` (the
+// run's state machine and its activities, in this process: activities.RunLocal), in a
+// temporary run directory. The final return is the run's: the mean of its last 100 training
+// episodes, read back from the stored episode rows.
+func trainCheck(ctx context.Context, name string, cfg specs.Config, seed uint64) (learnSeed, error) {
+	dir, err := os.MkdirTemp("", "accerl-bench-learn-")
 	if err != nil {
 		return learnSeed{}, err
 	}
-	var returns []float64
+	defer os.RemoveAll(dir)
 	start := time.Now()
-	var st engine.SegmentStats
-	for {
-		st, err = eng.Run(ctx, total, func(u engine.UpdateReport) {
-			for _, e := range u.Episodes {
-				returns = append(returns, e.Return)
-			}
-		})
-		if err != nil {
-			return learnSeed{}, err
-		}
-		if st.BudgetReached {
-			break
-		}
+	st, err := activities.RunLocal(ctx, activities.LocalRun{Experiment: "bench-learn", Arm: name, Seed: seed,
+		SpecHash: "bench-learn-" + name, Config: cfg, RunDir: dir}, nil)
+	if err != nil {
+		return learnSeed{}, err
 	}
 	wall := time.Since(start).Seconds()
-	last := returns
-	if len(last) > 100 {
-		last = last[len(last)-100:]
-	}
-	mean := 0.0
-	for _, r := range last {
-		mean += r
-	}
-	if len(last) > 0 {
-		mean /= float64(len(last))
-	}
-	return learnSeed{Seed: seed, EnvSteps: st.EnvSteps, Updates: st.Updates, Episodes: len(returns), FinalReturn: mean,
+	return learnSeed{Seed: seed, EnvSteps: st.EnvSteps, Updates: st.Updates, Episodes: int(st.Episodes), FinalReturn: st.RecentReturn,
 		StepsPerS: float64(st.EnvSteps) / wall, WallS: wall}, nil
 }
 

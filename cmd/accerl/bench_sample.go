@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/accerl/accerl/activities"
-	"github.com/accerl/accerl/activities/engine"
-	"github.com/accerl/accerl/activities/worldmodel"
 	"github.com/accerl/accerl/reports"
 	"github.com/accerl/accerl/runstate"
 	"github.com/accerl/accerl/specs"
@@ -69,14 +67,13 @@ type sampleSeed struct {
 
 // sampleResult is the whole benchmark.
 type sampleResult struct {
-	Env          string       `json:"env"`
-	Target       float64      `json:"target"`
-	Window       int          `json:"window_episodes"`
-	Budget       int64        `json:"budget_env_steps"`
-	OfflineTraj  int          `json:"offline_trajectories"`
-	Seeds        []sampleSeed `json:"seeds"`
-	MedianRatio  float64      `json:"median_ratio"`
-	SegmentEvery int          `json:"horizon_every_updates"`
+	Env         string       `json:"env"`
+	Target      float64      `json:"target"`
+	Window      int          `json:"window_episodes"`
+	Budget      int64        `json:"budget_env_steps"`
+	OfflineTraj int          `json:"offline_trajectories"`
+	Seeds       []sampleSeed `json:"seeds"`
+	MedianRatio float64      `json:"median_ratio"`
 	// EvalEpisodes, EvalEvery and Greedy describe the evaluation protocol (EvalEpisodes 0:
 	// solved by the training-episode window instead).
 	EvalEpisodes int   `json:"eval_episodes"`
@@ -104,9 +101,8 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	budget := fs.Int64("steps", 300_000, "online env-step budget of each arm; an arm that has not reached the target by then is reported as not reached")
 	offline := fs.Int("offline", 1000, "offline random-policy trajectories the world model is pretrained on (reported beside the online steps)")
 	ratio := fs.Float64("imagination-ratio", 0.99, "share of every batch that is imagined in the world-model arm; a higher share takes fewer real steps per update")
-	every := fs.Int("segment", 10, "updates between horizon-schedule steps (the Run workflow's segments)")
 	evalEps := fs.Int("eval-episodes", 10, "evaluation episodes per evaluation; an arm is solved when their mean return reaches --target (0: judge by the last --window training episodes instead)")
-	evalEvery := fs.Int64("eval-every", 256, "online env steps between evaluations (an evaluation runs after the first update that crosses each multiple)")
+	evalEvery := fs.Int64("eval-every", 256, "online env steps between evaluations: each run's segments are this many steps' worth of updates (at least one), and each segment ends with an evaluation and a horizon-schedule step, as in 'accerl run'")
 	hold := fs.Int("hold", 1, "consecutive evaluations that must all reach --target; the arm's steps are those of the first of them")
 	greedy := fs.Bool("greedy", false, "evaluate the policy's most likely action instead of sampling it as in training")
 	jsonOut := fs.String("json", "", "also write the results to this JSON file")
@@ -124,10 +120,10 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	if *window < 1 || *every < 1 || *budget < 1 {
-		return fmt.Errorf("--window, --segment and --steps must be positive")
+	if *window < 1 || *budget < 1 {
+		return fmt.Errorf("--window and --steps must be positive")
 	}
-	res := sampleResult{Env: *envKind, Target: *target, Window: *window, Budget: *budget, OfflineTraj: *offline, SegmentEvery: *every,
+	res := sampleResult{Env: *envKind, Target: *target, Window: *window, Budget: *budget, OfflineTraj: *offline,
 		EvalEpisodes: *evalEps, EvalEvery: *evalEvery, Hold: *hold, Greedy: *greedy}
 	ev := sampleEval{episodes: *evalEps, every: *evalEvery, hold: *hold, greedy: *greedy, window: *window, target: *target}
 	criterion := fmt.Sprintf("the mean of the last %d training episodes", *window)
@@ -155,11 +151,11 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		wmCfg := sampleWMConfig(base, *offline, *ratio)
 		s := sampleSeed{Seed: seed}
-		if s.WorldModel, err = runSampleArm(ctx, wmCfg, seed, ev, *every); err != nil {
+		if s.WorldModel, err = runSampleArm(ctx, wmCfg, seed, ev); err != nil {
 			return fmt.Errorf("seed %d, world-model arm: %w", seed, err)
 		}
 		fmt.Fprintf(stdout, "  seed %d world model:    %s\n", seed, describeArm(s.WorldModel))
-		if s.Baseline, err = runSampleArm(ctx, base, seed, ev, *every); err != nil {
+		if s.Baseline, err = runSampleArm(ctx, base, seed, ev); err != nil {
 			return fmt.Errorf("seed %d, baseline arm: %w", seed, err)
 		}
 		fmt.Fprintf(stdout, "  seed %d no world model: %s\n", seed, describeArm(s.Baseline))
@@ -235,108 +231,57 @@ func sampleWMConfig(base specs.Config, offline int, ratio float64) specs.Config 
 	return c
 }
 
-// runSampleArm trains one arm straight on the engine (like bench learn). With the world model
-// on it first collects and pretrains in-process (worldmodel.CollectOffline + Pretrain, in a
-// temporary directory), then moves the horizon with the Run workflow's schedule every `every`
-// updates. It evaluates whenever the online steps cross a multiple of ev.every, and stops at
-// the target or the budget.
-func runSampleArm(ctx context.Context, cfg specs.Config, seed uint64, ev sampleEval, every int) (sampleArm, error) {
+// runSampleArm trains one arm through the training path of `accerl run` (activities.RunLocal:
+// the run's state machine and its activities, in a temporary run directory). With the world
+// model on, the run first collects the offline dataset and pretrains on it, as every run does.
+// The evaluation protocol is the spec's evaluation block: a segment is as many updates as
+// take ev.every online steps (at least one), and every segment ends with ev.episodes
+// evaluation episodes; the horizon schedule moves once per segment, as in `accerl run`. The
+// arm stops when ev.hold evaluations in a row reach the target, or at the budget.
+func runSampleArm(ctx context.Context, cfg specs.Config, seed uint64, ev sampleEval) (sampleArm, error) {
 	start := time.Now()
 	var arm sampleArm
-	total := int(ceilDiv64(cfg.Budget.EnvSteps, runstate.StepsPerUpdate(cfg)))
-	ecfg := activities.EngineConfig(cfg, seed, total)
-	eng, err := engine.New(ecfg, nil, activities.EnvFactory(cfg, seed))
+	dir, err := os.MkdirTemp("", "accerl-bench-sample-")
 	if err != nil {
 		return arm, err
 	}
-	wm := cfg.WorldModel
-	sched := runstate.HorizonSchedule{Start: wm.Horizon.Start, End: wm.Horizon.End, LossHigh: wm.Horizon.LossHigh, LossLow: wm.Horizon.LossLow}
-	hs := sched.Init()
-	if wm.Enabled && wm.OfflineTrajectories > 0 {
-		dir, err := os.MkdirTemp("", "accerl-bench-wm-")
-		if err != nil {
-			return arm, err
+	defer os.RemoveAll(dir)
+	cfg.Checkpoint.Every = int(max(1, ev.every/cfg.StepsPerUpdate()))
+	cfg.Evaluation.Episodes, cfg.Evaluation.Greedy = ev.episodes, ev.greedy
+	st, err := activities.RunLocal(ctx, activities.LocalRun{Experiment: "bench-sample-efficiency", Arm: "arm", Seed: seed,
+		SpecHash: "bench-sample-efficiency", Config: cfg, RunDir: dir}, func(st runstate.State, res activities.TrainSegmentResult) bool {
+		if !res.HasEval {
+			return false
 		}
-		defer os.RemoveAll(dir)
-		info, err := worldmodel.CollectOffline(ctx, worldmodel.CollectConfig{Env: cfg.Env.Kind, MaxEpisodeSteps: cfg.Env.MaxEpisodeSteps,
-			Trajectories: wm.OfflineTrajectories, Behaviour: wm.Behaviour, Seed: seed}, dir, activities.OfflineSims(cfg.Env))
-		if err != nil {
-			return arm, err
+		arm.Evaluations++
+		if arm.Evaluations == 1 || res.EvalReturn > arm.BestEval {
+			arm.BestEval = res.EvalReturn
 		}
-		arm.OfflineSteps = int64(info.Rows)
-		ds, err := worldmodel.ReadDataset(dir)
-		if err != nil {
-			return arm, err
-		}
-		state, stats, err := worldmodel.Pretrain(ctx, ds, activities.PretrainConfig(cfg, seed), nil, nil)
-		if err != nil {
-			return arm, err
-		}
-		if err := eng.LoadWorldModel(state); err != nil {
-			return arm, err
-		}
-		hs = sched.Next(hs, stats.Final.ValObsLoss)
+		arm.Curve = append(arm.Curve, evalPoint{EnvSteps: st.EnvSteps, Return: res.EvalReturn})
+		arm.StepsToTarget, arm.Reached = solvedAt(arm.Curve, ev.target, ev.hold)
+		return arm.Reached
+	})
+	if err != nil {
+		return arm, err
 	}
-	// The evaluation episodes start from the same states at every evaluation of both arms
-	// (common random numbers), on a stream no training draw uses.
-	evalSeed := engine.EvalSeed(seed)
+	_, episodes, err := reports.ReadRun(dir)
+	if err != nil {
+		return arm, err
+	}
 	var returns []float64
-	var st engine.SegmentStats
-	var valSum float64
-	valN, inSegment := 0, 0
-	nextEval := ev.every
-	for !st.BudgetReached && !arm.Reached {
-		if wm.Enabled && inSegment == 0 {
-			if err := eng.SetHorizon(hs.H); err != nil {
-				return arm, err
-			}
-		}
-		st, err = eng.Run(ctx, 1, func(u engine.UpdateReport) {
-			for _, e := range u.Episodes {
-				returns = append(returns, e.Return)
-				if !arm.TrainReached && len(returns) >= ev.window && mean(returns[len(returns)-ev.window:]) >= ev.target {
-					arm.TrainReached, arm.TrainStepsToTarget = true, e.EnvSteps
-				}
-			}
-		})
-		if err != nil {
-			return arm, err
-		}
-		if st.WMValUpdates > 0 {
-			valSum += st.WMValLoss * float64(st.WMValUpdates)
-			valN += st.WMValUpdates
-		}
-		if inSegment++; inSegment == every {
-			if wm.Enabled && valN > 0 {
-				hs = sched.Next(hs, valSum/float64(valN))
-			}
-			inSegment, valSum, valN = 0, 0, 0
-		}
-		if ev.episodes == 0 {
-			arm.Reached, arm.StepsToTarget = arm.TrainReached, arm.TrainStepsToTarget
-			continue
-		}
-		if st.EnvSteps >= nextEval || st.BudgetReached {
-			for nextEval <= st.EnvSteps {
-				nextEval += ev.every
-			}
-			r, err := eng.Evaluate(ev.episodes, evalSeed, ev.greedy)
-			if err != nil {
-				return arm, err
-			}
-			m := r.Mean()
-			arm.EvalSteps += r.Steps
-			arm.Evaluations++
-			if arm.Evaluations == 1 || m > arm.BestEval {
-				arm.BestEval = m
-			}
-			arm.Curve = append(arm.Curve, evalPoint{EnvSteps: st.EnvSteps, Return: m})
-			arm.StepsToTarget, arm.Reached = solvedAt(arm.Curve, ev.target, ev.hold)
+	for _, e := range episodes {
+		returns = append(returns, e.Return)
+		if !arm.TrainReached && len(returns) >= ev.window && mean(returns[len(returns)-ev.window:]) >= ev.target {
+			arm.TrainReached, arm.TrainStepsToTarget = true, e.EnvSteps
 		}
 	}
-	arm.EnvSteps, arm.Updates, arm.ImaginedSteps = st.EnvSteps, st.Updates, st.ImaginedSteps
-	if wm.Enabled {
-		arm.FinalHorizon = hs.H
+	if ev.episodes == 0 {
+		arm.Reached, arm.StepsToTarget = arm.TrainReached, arm.TrainStepsToTarget
+	}
+	arm.EnvSteps, arm.Updates, arm.ImaginedSteps, arm.OfflineSteps = st.EnvSteps, st.Updates, st.ImaginedSteps, st.OfflineSteps
+	arm.EvalSteps = st.EvalSteps
+	if cfg.WorldModel.Enabled {
+		arm.FinalHorizon = st.Horizon.H
 	}
 	if n := len(returns); n > 0 {
 		arm.FinalReturn = mean(returns[max(0, n-ev.window):])

@@ -30,19 +30,19 @@ func TestSolvedAt(t *testing.T) {
 	}
 }
 
-// A short no-world-model arm evaluates at every crossing of --eval-every and
-// counts evaluation steps apart from its online steps.
+// A short no-world-model arm runs segments of --eval-every steps' worth of updates, evaluates
+// at the end of each (as `accerl run` does with an evaluation block), and counts evaluation
+// steps apart from its online steps.
 func TestSampleArmEvaluatesOnSchedule(t *testing.T) {
 	cfg := cleanRLConfig(specs.EnvCartPole, specs.AlgorithmPPO, 2048)
-	ev := sampleEval{episodes: 2, every: 700, hold: 1, window: 5, target: 475}
-	arm, err := runSampleArm(context.Background(), cfg, 1, ev, 10)
+	ev := sampleEval{episodes: 2, every: 1100, hold: 1, window: 5, target: 475}
+	arm, err := runSampleArm(context.Background(), cfg, 1, ev)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 512 steps per update: the updates ending at 1024 and 1536 are the first past 700 and
-	// 1400; the last one (2048) is short of 2100, but the budget is spent there, which
-	// always evaluates.
-	want := []int64{1024, 1536, 2048}
+	// 512 steps per update: 1100 steps are 2 whole updates, so segments of 2 updates end at
+	// 1024 and 2048 (the budget) steps.
+	want := []int64{1024, 2048}
 	if len(arm.Curve) != len(want) || arm.Evaluations != len(want) {
 		t.Fatalf("evaluations at %v, want at %v", arm.Curve, want)
 	}

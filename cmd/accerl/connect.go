@@ -13,6 +13,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
 
+	"github.com/accerl/accerl/activities/telemetry"
 	"github.com/accerl/accerl/worker"
 	"github.com/accerl/accerl/workflows"
 )
@@ -37,9 +38,9 @@ type conn struct {
 	client client.Client
 	// owned is true when this process started the embedded server, so nothing else will run
 	// the workflows unless this process starts a worker.
-	owned  bool
-	server *worker.Server
-	worker sdkworker.Worker
+	owned   bool
+	server  *worker.Server
+	workers []sdkworker.Worker
 }
 
 // connect dials --temporal, or starts the embedded server in --state-dir, or, when another
@@ -81,18 +82,26 @@ func (t *temporalFlags) connect(ctx context.Context, stderr io.Writer) (*conn, e
 	return c, nil
 }
 
-// startWorker runs an in-process worker on the CPU task queue.
-func (c *conn) startWorker() error {
-	c.worker = worker.New(c.client, workflows.TaskQueueCPU, worker.Options{})
-	if err := c.worker.Start(); err != nil {
-		return fmt.Errorf("start worker: %w", err)
+// startWorker runs in-process workers on both task queues: "cpu" (workflows and every
+// activity) and "gpu" (the segments of runs whose spec asks for a GPU), so that a spec with
+// resources { gpu = 1 } runs here too — on the CPU when this machine has no GPU, which it says.
+func (c *conn) startWorker(stderr io.Writer) error {
+	for _, q := range []string{workflows.TaskQueueCPU, workflows.TaskQueueGPU} {
+		w := worker.New(c.client, q, worker.Options{})
+		if err := w.Start(); err != nil {
+			return fmt.Errorf("start worker on task queue %q: %w", q, err)
+		}
+		c.workers = append(c.workers, w)
+	}
+	if gpu := telemetry.GPUName(); gpu == telemetry.NoGPU {
+		fmt.Fprintln(stderr, "No GPU on this machine: segments that ask for one (resources { gpu = 1 }) run on its CPU.")
 	}
 	return nil
 }
 
 func (c *conn) close() {
-	if c.worker != nil {
-		c.worker.Stop()
+	for _, w := range c.workers {
+		w.Stop()
 	}
 	if c.client != nil {
 		c.client.Close()

@@ -48,7 +48,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	defer c.close()
 	if c.owned && !*noWorker {
-		if err := c.startWorker(); err != nil {
+		if err := c.startWorker(stderr); err != nil {
 			return err
 		}
 	}
@@ -205,6 +205,8 @@ func queryRun(ctx context.Context, c client.Client, wfID string, r specs.Run) wo
 	if err != nil {
 		return p
 	}
-	_ = v.Get(&p)
+	if v.Get(&p) == nil && p.Status == workflows.StatusRunning {
+		withLiveProgress(qctx, c, wfID, &p)
+	}
 	return p
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/accerl/accerl/activities/telemetry"
 	"github.com/accerl/accerl/reports"
 
 	"github.com/accerl/accerl/worker"
@@ -39,10 +40,16 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("worker", "worker --temporal HOST:PORT [flags]   — run accerl's workflows and activities for an existing Temporal server", stderr)
 	tf := addTemporalFlags(fs)
-	queue := fs.String("queue", workflows.TaskQueueCPU, "task queue to serve (cpu or gpu)")
+	queue := fs.String("queue", workflows.TaskQueueCPU, "task queue to serve: cpu (workflows and every activity) or gpu (the training segments of runs whose spec has resources { gpu = 1 }; run it on a GPU host)")
 	segments := fs.Int("max-segments", 4, "training segments this worker runs at once")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *queue != workflows.TaskQueueCPU && *queue != workflows.TaskQueueGPU {
+		return fmt.Errorf("worker: --queue must be %q or %q, not %q", workflows.TaskQueueCPU, workflows.TaskQueueGPU, *queue)
+	}
+	if *queue == workflows.TaskQueueGPU {
+		fmt.Fprintf(stdout, "GPU: %s\n", telemetry.GPUName())
 	}
 	c, err := tf.connect(ctx, stderr)
 	if err != nil {

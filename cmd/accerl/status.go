@@ -166,6 +166,9 @@ func listRuns(ctx context.Context, c client.Client, e experimentStatus) []runSta
 			if v, err := c.QueryWorkflow(qctx, wfID, "", workflows.ProgressQuery); err == nil {
 				var p workflows.RunProgress
 				if v.Get(&p) == nil {
+					if p.Status == workflows.StatusRunning {
+						withLiveProgress(qctx, c, wfID, &p)
+					}
 					rs.Progress = &p
 					rs.State = p.Status
 				}
