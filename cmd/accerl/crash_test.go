@@ -71,7 +71,21 @@ func logTail(path string) string {
 // killed several times, in short segments so that every kill lands in a different place.
 // With worldModel, the run first collects offline data and pretrains a world model, then
 // trains half on imagined data with the horizon schedule running.
-func crashSpec(mode string, budget int64, worldModel bool) string {
+//
+// With tabletop the environment is the tabletop spatial suite (two of its tasks, the tokens
+// head on the 46-D state) instead of CartPole.
+func crashSpec(mode string, budget int64, worldModel, tabletop bool) string {
+	env := `env "cartpole" {`
+	policy := `policy { hidden = [16, 16] }`
+	if tabletop {
+		env = `env "tabletop" {
+    suite = "spatial"
+    tasks = [0, 1]`
+		policy = `policy {
+    action = "tokens"
+    hidden = [16, 16]
+  }`
+	}
 	wm := ""
 	if worldModel {
 		wm = `
@@ -97,14 +111,14 @@ func crashSpec(mode string, budget int64, worldModel bool) string {
 experiment "crash" {
   seeds = [3]
   budget { env_steps = %d }
-  env "cartpole" {
+  %s
     latency {
       kind   = "constant"
       median = "1ms"
       slow_fraction = 0
     }
   }
-  policy { hidden = [16, 16] }
+  %s
   algorithm "ppo" {
     batch_steps = 256
     epochs      = 2
@@ -123,7 +137,7 @@ experiment "crash" {
     heartbeat_timeout = "3s"
   }%s
 }
-`, budget, mode, wm)
+`, budget, env, policy, mode, wm)
 }
 
 type runOutcome struct {
@@ -173,6 +187,9 @@ func TestCrashResume(t *testing.T) {
 		// The first process dies while PretrainWorldModel saves its first epoch, the second
 		// while imagined training saves segment 2; the horizon schedule must not notice.
 		{name: "worldmodel", mode: "sync", budget: 16384, worldModel: true, hooks: []string{"step-", "seg-000002"}},
+		// The tabletop suite: its environments' state (objects, joints, gripper, the task
+		// sampler's failure history) is in every checkpoint.
+		{name: "tabletop", mode: "sync", budget: 24576, tabletop: true, hooks: []string{"seg-000003"}},
 	} {
 		t.Run(c.name, func(t *testing.T) { testCrashResume(t, c) })
 	}
@@ -186,6 +203,7 @@ type crashCase struct {
 	mode       string
 	budget     int64
 	worldModel bool
+	tabletop   bool
 	hooks      []string
 }
 
@@ -193,7 +211,7 @@ func testCrashResume(t *testing.T, c crashCase) {
 	mode := c.mode
 	root := t.TempDir()
 	specPath := filepath.Join(root, "crash.hcl")
-	if err := os.WriteFile(specPath, []byte(crashSpec(mode, c.budget, c.worldModel)), 0o644); err != nil {
+	if err := os.WriteFile(specPath, []byte(crashSpec(mode, c.budget, c.worldModel, c.tabletop)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
