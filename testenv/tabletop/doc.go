@@ -52,7 +52,9 @@
 // sideways through the stove knob turns it (+x on, 2 cm = 0.3 rad), and a
 // closed gripper on the knob turns it with its wrist. Closing the fingers
 // grasps the widest object that sits between them (width within the
-// opening, both fingers reaching its sides, the fingertips level with its
+// opening the close started from, so that anything within the slack is
+// caught, the first finger to touch it pushing it to the centre; both
+// fingers reaching its sides, the fingertips level with its
 // body, the gripper tilted less than 0.35 rad); the held object then
 // moves rigidly with the fingertip (it does not turn with the wrist).
 // Opening the fingers releases it; released and unsupported objects fall
