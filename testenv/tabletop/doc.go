@@ -80,7 +80,8 @@
 // # Observations
 //
 // Step returns a 46-value state vector (see [ObsDim]): proprioception
-// (fingertip position, orientation as axis-angle, finger positions), the
+// (fingertip position, orientation as axis-angle with the axis toward +x so
+// that it is continuous around pointing down, finger positions), the
 // centres of up to eight entities in task order (object and destination
 // first), the four joint values, and a one-hot task index. Values are
 // rounded to float32 precision. [Env.Images] renders the agentview and
