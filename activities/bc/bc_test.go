@@ -67,7 +67,7 @@ func TestCloneSpatialTask0(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("loss %.4f → %.4f, success %.2f", tr.EpochLoss[0], tr.FinalLoss, r.SuccessRate)
-	if r.SuccessRate < 0.3 {
-		t.Errorf("greedy BC success %.2f on spatial task 0, want ≥ 0.3", r.SuccessRate)
+	if r.SuccessRate < 0.5 { // measured 0.70
+		t.Errorf("greedy BC success %.2f on spatial task 0, want ≥ 0.5", r.SuccessRate)
 	}
 }

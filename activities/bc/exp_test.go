@@ -7,6 +7,9 @@ import (
 	"time"
 )
 
+// TestExperiment runs one BC experiment described by the JSON in BC_EXP
+// (Tasks, PerTask, Noise, Inits, Cfg) and logs its losses and per-task
+// successes; BC_EXPERT=1 also plays the expert through the same loop.
 func TestExperiment(t *testing.T) {
 	spec := os.Getenv("BC_EXP")
 	if spec == "" {
