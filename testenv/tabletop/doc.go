@@ -52,7 +52,9 @@
 // sideways through the stove knob turns it (+x on, 2 cm = 0.3 rad), and a
 // closed gripper on the knob turns it with its wrist. Closing the fingers
 // grasps the widest object that sits between them (width within the
-// opening, both fingers reaching its sides, the fingertips level with its
+// opening the close started from, so that anything within the slack is
+// caught, the first finger to touch it pushing it to the centre; both
+// fingers reaching its sides, the fingertips level with its
 // body, the gripper tilted less than 0.35 rad); the held object then
 // moves rigidly with the fingertip (it does not turn with the wrist).
 // Opening the fingers releases it; released and unsupported objects fall
@@ -78,7 +80,8 @@
 // # Observations
 //
 // Step returns a 46-value state vector (see [ObsDim]): proprioception
-// (fingertip position, orientation as axis-angle, finger positions), the
+// (fingertip position, orientation as axis-angle with the axis toward +x so
+// that it is continuous around pointing down, finger positions), the
 // centres of up to eight entities in task order (object and destination
 // first), the four joint values, and a one-hot task index. Values are
 // rounded to float32 precision. [Env.Images] renders the agentview and

@@ -11,7 +11,8 @@ import (
 // Observation layout (the same in every suite):
 //
 //	[0:3]   fingertip position (m)
-//	[3:6]   gripper orientation, axis-angle (rad)
+//	[3:6]   gripper orientation, axis-angle (rad), axis in the +x
+//	        hemisphere so that it is continuous (see Proprio)
 //	[6:8]   finger positions (+w/2, −w/2) (m)
 //	[8:32]  ObjectSlots × (x, y, z) entity centres: the task's object and
 //	        destination first (for two-part goals, each part's in turn), then
@@ -232,15 +233,34 @@ func (e *Env) obs() []float64 {
 }
 
 // Proprio returns the 8-D proprioception at float32 precision: fingertip
-// position, orientation as axis-angle, finger positions.
+// position, orientation as axis-angle, finger positions. Of the two
+// axis-angle vectors of a half turn's neighbourhood it gives the one with
+// the axis toward +x (its norm then exceeds π a little for some tilts),
+// which keeps the orientation continuous around pointing down.
 func (e *Env) Proprio() []float64 {
 	g := &e.w.grip
-	aa := axisAngle(g.rotation())
+	aa := continuousAxisAngle(axisAngle(g.rotation()))
 	p := []float64{g.tip.x, g.tip.y, g.tip.z, aa.x, aa.y, aa.z, g.w / 2, -g.w / 2}
 	for i, v := range p {
 		p[i] = float64(float32(v))
 	}
 	return p
+}
+
+// continuousAxisAngle picks, of the two axis-angle vectors θu and
+// −(2π − θ)u of one rotation, the one whose axis points to +x. Pointing
+// down is a half turn about x, exactly where axis-angle flips from θu to
+// −θu as θ crosses π, so the plain vector jumped by about 2π in x with
+// every small roll or pitch jitter; with the axis held in the +x
+// hemisphere (every reachable orientation: yaw within ±π/2 keeps the
+// axis within 45° of x, tilts within 0.5 rad barely move it) it is a
+// continuous function of roll, pitch and yaw.
+func continuousAxisAngle(aa vec3) vec3 {
+	theta := aa.norm()
+	if aa.x >= 0 || theta == 0 {
+		return aa
+	}
+	return aa.sub(aa.scale(2 * math.Pi / theta))
 }
 
 // Task returns the current task index within the suite.

@@ -3,6 +3,7 @@ package tabletop
 import (
 	"bytes"
 	"crypto/sha256"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -254,5 +255,29 @@ func TestTaskSamplingFollowsFailures(t *testing.T) {
 	f, _ := New(Config{Suite: "object", Tasks: []int{1, 4}})
 	if err := f.UnmarshalBinary(state); err != nil || f.Failures(4) != 10 || f.Failures(1) != 1 {
 		t.Errorf("restored history: %v, failures %d and %d", err, f.Failures(4), f.Failures(1))
+	}
+}
+
+// TestOrientationContinuous checks that the observed axis-angle does not
+// flip sign around pointing down (a half turn, where plain axis-angle is
+// discontinuous): small tilts and yaws move it a little.
+func TestOrientationContinuous(t *testing.T) {
+	e, err := New(Config{Suite: SuiteSpatial})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ResetTo(0, 0)
+	prev := e.Proprio()
+	for i, a := range [][]float64{{0, 0, 0, 0.1, 0, 0, 0}, {0, 0, 0, -0.2, 0, 0, 0}, {0, 0, 0, 0, 0.1, 0, 0}, {0, 0, 0, 0, -0.2, 0.5, 0}, {0, 0, 0, 0.1, 0.1, -1, 0}} {
+		e.Step(a)
+		p := e.Proprio()
+		for k := 3; k < 6; k++ {
+			// A step turns by at most 0.1 rad per axis; a flip moves a
+			// component by up to 2π.
+			if d := math.Abs(p[k] - prev[k]); d > 0.3 {
+				t.Errorf("step %d: orientation %v → %v jumps by %.3f", i, prev[3:6], p[3:6], d)
+			}
+		}
+		prev = p
 	}
 }

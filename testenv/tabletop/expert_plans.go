@@ -78,9 +78,17 @@ func (x *Expert) pickPlace(w *world, a []float64, p pred) []float64 {
 		}
 		return x.finish(w, a, t, 1)
 	case phLower:
-		t := vec3{x.dest.x, x.dest.y, x.dest.z + 0.012 - g.heldOff.z}
-		if reached(w, t) || x.stalled > 3 {
+		// Set it down: aim a centimetre into the surface, so the motion
+		// ends in contact, and let go on the first step in contact. A
+		// release that waits for a waypoint in free space is a decision
+		// no observation marks (the states just before and at it are the
+		// same), and a cloned policy that creeps toward the waypoint
+		// hovers there holding on; contact is a state that pushing down
+		// always reaches and that the object's height shows.
+		t := vec3{x.dest.x, x.dest.y, x.dest.z - 0.01 - g.heldOff.z}
+		if w.ents[obj].pos.z <= x.dest.z+0.001 || x.stalled > 3 {
 			x.next(phRelease)
+			return x.finish(w, a, x.hold(w), openCmd(wOpen))
 		}
 		return x.finish(w, a, t, 1)
 	case phRelease:

@@ -217,20 +217,42 @@ func (w *world) fingers(c float64) {
 	next := prev + clamp(target-prev, -fingerSpeed, fingerSpeed)
 	g.w = next
 	if next >= prev {
+		g.closeFrom = next
 		return
 	}
+	// What sits between the fingers when they start closing stays between
+	// them: the finger that touches first pushes it toward the other one.
+	// So the slack is judged at the opening the close started from, not
+	// at this step's (which the 2 cm finger travel per step would make a
+	// 5 mm tolerance for a bowl in an 11 cm opening).
 	best, bestW := -1, 0.0
 	for i := range w.ents {
-		if width := w.projWidth(i); width <= prev && width > next && w.graspable(i, prev) && width > bestW {
+		if width := w.projWidth(i); width <= prev && width > next && w.graspable(i, math.Max(prev, g.closeFrom)) && width > bestW {
 			best, bestW = i, width
 		}
 	}
 	if best >= 0 {
 		e := &w.ents[best]
+		w.centreBetweenFingers(best)
 		g.held, g.w = best, bestW
 		g.heldOff = e.pos.sub(g.tip)
 		e.support, e.falling, e.vz = supNone, false, 0
 	}
+}
+
+// centreBetweenFingers slides entity i (with what rests on it) along the
+// opening axis toward the fingertip centre, as closing fingers push an
+// off-centre object until both touch it; obstacles can stop it short.
+func (w *world) centreBetweenFingers(i int) {
+	g := &w.grip
+	d := w.ents[i].pos.sub(g.tip)
+	ux, uy := math.Cos(g.yaw), math.Sin(g.yaw)
+	along := d.x*ux + d.y*uy
+	if math.Abs(along) < 1e-6 {
+		return
+	}
+	w.pushEntity(i, 0, -along*ux)
+	w.pushEntity(i, 1, -along*uy)
 }
 
 // graspable reports whether entity i sits between fingers opened to

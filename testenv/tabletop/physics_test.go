@@ -128,3 +128,24 @@ func TestKnobSweep(t *testing.T) {
 		t.Errorf("knob at %.3f after sweeping back, want off", w.q[jointKnob])
 	}
 }
+
+// TestGraspToleratesSlack checks that a bowl anywhere within the opening's
+// slack ((11 − 8)/2 = 1.5 cm along the opening axis) is grasped and pushed
+// to the centre between the fingers, as a real parallel gripper does; the
+// 2 cm finger travel per step must not shrink the tolerance to the last
+// step's opening.
+func TestGraspToleratesSlack(t *testing.T) {
+	for _, off := range []float64{0.005, 0.01, 0.014} {
+		w := goalWorld(t)
+		bowl := &w.ents[glBowl]
+		drive(&w, vec3{bowl.pos.x + off, bowl.pos.y, 0.12}, -1, 30)
+		drive(&w, vec3{bowl.pos.x + off, bowl.pos.y, 0.016}, -1, 20)
+		drive(&w, w.grip.tip, 1, 8)
+		if w.grip.held != glBowl {
+			t.Fatalf("offset %.3f: held %d, want the bowl", off, w.grip.held)
+		}
+		if d := bowl.pos.x - w.grip.tip.x; math.Abs(d) > 1e-9 {
+			t.Errorf("offset %.3f: bowl %.4f off the fingertip centre, want centred", off, d)
+		}
+	}
+}

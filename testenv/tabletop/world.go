@@ -94,6 +94,7 @@ type gripper struct {
 	w                float64 // finger opening
 	held             int     // entity index or -1
 	heldOff          vec3    // held entity's pos minus tip
+	closeFrom        float64 // opening at which the fingers last started closing
 }
 
 // world is the simulated scene: entities, joints, gripper.

@@ -1,0 +1,169 @@
+package bc
+
+import (
+	"fmt"
+
+	"github.com/accerl/accerl/kernels"
+	"github.com/accerl/accerl/testenv/tabletop"
+)
+
+// Actor chooses actions for a batch of environments; [Evaluate] drives
+// it. Act fills out (len(envs) × tabletop.ActionDim) for the environments
+// whose index is in need.
+type Actor interface {
+	Act(envs []*tabletop.Env, obs [][]float64, need []int, out [][]float64)
+}
+
+// TaskSuccess is one task's evaluation.
+type TaskSuccess struct {
+	Task      int
+	Successes int
+	Episodes  int
+}
+
+// Rate is Successes/Episodes.
+func (t TaskSuccess) Rate() float64 { return float64(t.Successes) / float64(t.Episodes) }
+
+// EvalResult is a suite's evaluation: per task and overall.
+type EvalResult struct {
+	Tasks       []TaskSuccess
+	SuccessRate float64
+}
+
+// Evaluate plays actor from the first inits fixed initial states
+// (tabletop.Env.ResetTo) of each task, every episode to success or the
+// suite's step limit, all in lockstep.
+func Evaluate(actor Actor, suite string, tasks []int, inits int) (EvalResult, error) {
+	var envs []*tabletop.Env
+	var obs [][]float64
+	for _, t := range tasks {
+		for i := range inits {
+			e, err := tabletop.New(tabletop.Config{Suite: suite, Tasks: []int{t}})
+			if err != nil {
+				return EvalResult{}, fmt.Errorf("bc evaluate: %w", err)
+			}
+			obs = append(obs, e.ResetTo(t, i))
+			envs = append(envs, e)
+		}
+	}
+	done := make([]bool, len(envs))
+	won := make([]bool, len(envs))
+	acts := make([][]float64, len(envs))
+	for i := range acts {
+		acts[i] = make([]float64, tabletop.ActionDim)
+	}
+	for {
+		var live []int
+		for i, d := range done {
+			if !d {
+				live = append(live, i)
+			}
+		}
+		if len(live) == 0 {
+			break
+		}
+		actor.Act(envs, obs, live, acts)
+		for _, i := range live {
+			var term, trunc bool
+			obs[i], _, term, trunc = envs[i].Step(acts[i])
+			if term || trunc {
+				done[i], won[i] = true, term
+			}
+		}
+	}
+	res := EvalResult{}
+	total := 0
+	for k, t := range tasks {
+		ts := TaskSuccess{Task: t, Episodes: inits}
+		for i := range inits {
+			if won[k*inits+i] {
+				ts.Successes++
+			}
+		}
+		total += ts.Successes
+		res.Tasks = append(res.Tasks, ts)
+	}
+	res.SuccessRate = float64(total) / float64(len(envs))
+	return res, nil
+}
+
+// ExpertActor plays one noise-free tabletop.Expert per environment: the
+// check that the evaluation loop itself is sound.
+type ExpertActor struct {
+	experts map[*tabletop.Env]*tabletop.Expert
+}
+
+// Act implements Actor.
+func (x *ExpertActor) Act(envs []*tabletop.Env, obs [][]float64, need []int, out [][]float64) {
+	if x.experts == nil {
+		x.experts = map[*tabletop.Env]*tabletop.Expert{}
+	}
+	for _, i := range need {
+		ex := x.experts[envs[i]]
+		if ex == nil {
+			ex = tabletop.NewExpert(uint64(i))
+			ex.Noise = 0
+			x.experts[envs[i]] = ex
+		}
+		copy(out[i], ex.Act(envs[i]))
+	}
+}
+
+// Actor returns an Actor that plays m greedily (the gaussian mean),
+// querying it every m.Execute steps per environment and running the
+// chunk's actions in order in between.
+func (m *Model) Actor() Actor { return &modelActor{m: m, queue: map[*tabletop.Env][][]float64{}} }
+
+type modelActor struct {
+	m     *Model
+	queue map[*tabletop.Env][][]float64 // pending actions per environment
+	feat  []float64
+	row   []float64
+	mean  []float64
+	env   []float64
+}
+
+func (a *modelActor) Act(envs []*tabletop.Env, obs [][]float64, need []int, out [][]float64) {
+	var ask []int
+	for _, i := range need {
+		if envs[i].Steps() == 0 {
+			delete(a.queue, envs[i]) // a new episode
+		}
+		if len(a.queue[envs[i]]) == 0 {
+			ask = append(ask, i)
+		}
+	}
+	if len(ask) > 0 {
+		p := a.m.Policy
+		ad := p.EnvActionDims()
+		a.feat = a.feat[:0]
+		for _, i := range ask {
+			a.row = a.m.features(obs[i], a.row)
+			a.feat = append(a.feat, a.row...)
+		}
+		a.mean = grow(a.mean, len(ask)*ad)
+		a.env = grow(a.env, len(ask)*ad)
+		p.Greedy(a.feat, len(ask), kernels.Actions{Continuous: a.mean})
+		p.EnvActions(kernels.Actions{Continuous: a.mean}, len(ask), a.env)
+		for r, i := range ask {
+			var q [][]float64
+			for k := range a.m.Execute {
+				off := r*ad + k*tabletop.ActionDim
+				q = append(q, append([]float64(nil), a.env[off:off+tabletop.ActionDim]...))
+			}
+			a.queue[envs[i]] = q
+		}
+	}
+	for _, i := range need {
+		q := a.queue[envs[i]]
+		copy(out[i], q[0])
+		a.queue[envs[i]] = q[1:]
+	}
+}
+
+func grow(b []float64, n int) []float64 {
+	if cap(b) < n {
+		return make([]float64, n)
+	}
+	return b[:n]
+}
