@@ -25,6 +25,7 @@ Benchmarks:
   expert       success rate, episode length and env steps/s of the scripted tabletop expert
   kernels      GFLOP/s of the GEMM shapes of the models on every available backend
   vla          micro-VLA parameters, training memory and act/train speed, slim vs full head
+  bc           behaviour cloning of the tabletop expert: success from the fixed initial states
 
 Run 'accerl bench <benchmark> --help' for its flags.
 `)
@@ -41,10 +42,12 @@ Run 'accerl bench <benchmark> --help' for its flags.
 		return benchExpert(ctx, args[1:], stdout, stderr)
 	case "kernels":
 		return benchKernels(ctx, args[1:], stdout, stderr)
+	case "bc":
+		return benchBC(ctx, args[1:], stdout, stderr)
 	case "vla":
 		return benchVLA(ctx, args[1:], stdout, stderr)
 	default:
-		return fmt.Errorf("unknown benchmark %q; choose throughput, learn, sample-efficiency, expert, kernels or vla", args[0])
+		return fmt.Errorf("unknown benchmark %q; choose throughput, learn, sample-efficiency, expert, kernels, vla or bc", args[0])
 	}
 }
 

@@ -42,6 +42,7 @@ Commands:
   bench expert      success rate and env steps/s of the scripted tabletop expert per suite
   bench kernels     GFLOP/s of the matrix products (reference f64, f32 CPU, OpenBLAS, cuBLAS)
   bench vla         micro-VLA size, memory and act/train speed with the slim vs full LM head
+  bench bc          behaviour cloning of the tabletop expert and its success rate
   render            write an episode of a tabletop task as PNG frames and a contact sheet
   demos             record the scripted expert's demonstrations of a tabletop suite (Arrow IPC)
 

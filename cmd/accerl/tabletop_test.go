@@ -202,7 +202,7 @@ func TestTabletopAndBenchFlagErrors(t *testing.T) {
 		{[]string{"bench", "kernels", "--shapes", "square-2048"}, `unknown shape "square-2048" (known: vla-mlp-up,`},
 		{[]string{"bench", "vla", "--preset", "huge"}, `unknown preset "huge" (known: default, small)`},
 		{[]string{"bench", "vla", "--batch", "1,0"}, `"0" is not a positive batch size`},
-		{[]string{"bench", "gpu"}, `unknown benchmark "gpu"; choose throughput, learn, sample-efficiency, expert, kernels or vla`},
+		{[]string{"bench", "gpu"}, `unknown benchmark "gpu"; choose throughput, learn, sample-efficiency, expert, kernels, vla or bc`},
 	} {
 		_, _, err := runCLI(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
