@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/accerl/accerl/runstore"
 )
 
 // checkTables checks results.csv and results.tex of the fixture report
@@ -103,7 +105,7 @@ func TestSchemaDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range append(MetricsColumns(), EpisodeColumns()...) {
+	for _, name := range append(runstore.MetricsColumns(), runstore.EpisodeColumns()...) {
 		if !bytes.Contains(doc, []byte("\n//\t"+name+" ")) {
 			t.Errorf("doc.go does not document column %q", name)
 		}
