@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/accerl/accerl/runstore"
 )
 
 // checkTables checks results.csv and results.tex of the fixture report
@@ -95,19 +93,5 @@ func TestTableHelpers(t *testing.T) {
 	}
 	if got := manifestLink("a b/c", 3); got != "a%20b%2Fc/seed-3/manifest.json" {
 		t.Errorf("manifestLink = %q", got)
-	}
-}
-
-// TestSchemaDocumented keeps the column tables in doc.go in step with the
-// schema: every column must have its line there.
-func TestSchemaDocumented(t *testing.T) {
-	doc, err := os.ReadFile("doc.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range append(runstore.MetricsColumns(), runstore.EpisodeColumns()...) {
-		if !bytes.Contains(doc, []byte("\n//\t"+name+" ")) {
-			t.Errorf("doc.go does not document column %q", name)
-		}
 	}
 }
