@@ -7,8 +7,8 @@ import (
 
 	"github.com/accerl/accerl/activities/checkpoint"
 	"github.com/accerl/accerl/activities/engine"
-	"github.com/accerl/accerl/reports"
 	"github.com/accerl/accerl/runstate"
+	"github.com/accerl/accerl/runstore"
 	"github.com/accerl/accerl/specs"
 )
 
@@ -40,7 +40,7 @@ func TestTrainSegmentEvaluates(t *testing.T) {
 		}
 	}
 
-	rows, _, err := reports.ReadRun(dir)
+	rows, _, err := runstore.ReadRun(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,8 +63,8 @@ func TestTrainSegmentEvaluates(t *testing.T) {
 			got[1].EvalReturn, got[1].HasEval, rows[5].EvalReturn, plain[1].HasEval)
 	}
 
-	var sum reports.RunSummary
-	if err := reports.ReadJSON(filepath.Join(dir, summaryFileName), &sum); err != nil {
+	var sum runstore.RunSummary
+	if err := runstore.ReadJSON(filepath.Join(dir, summaryFileName), &sum); err != nil {
 		t.Fatal(err)
 	}
 	if !sum.HasEval || sum.EvalReturn != rows[5].EvalReturn {

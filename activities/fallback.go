@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/accerl/accerl/reports"
+	"github.com/accerl/accerl/runstore"
 )
 
 // discardSegments deletes the stored metrics and episodes of segments from..to (inclusive).
@@ -20,8 +20,8 @@ import (
 // half-visible segment.
 func discardSegments(runDir string, from, to int32) error {
 	for s := from; s <= to; s++ {
-		for _, dir := range []string{reports.MetricsDir, reports.EpisodesDir} {
-			p := filepath.Join(runDir, dir, reports.SegmentFile(s))
+		for _, dir := range []string{runstore.MetricsDir, runstore.EpisodesDir} {
+			p := filepath.Join(runDir, dir, runstore.SegmentFile(s))
 			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return fmt.Errorf("discard rolled-back segment %d: %w", s, err)
 			}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/accerl/accerl/reports"
 	"github.com/accerl/accerl/runstate"
+	"github.com/accerl/accerl/runstore"
 	"github.com/accerl/accerl/specs"
 	"go.temporal.io/sdk/testsuite"
 )
@@ -16,9 +16,9 @@ import (
 func TestDiscardSegmentsRemovesRolledBackRows(t *testing.T) {
 	dir := t.TempDir()
 	for s := int32(1); s <= 4; s++ {
-		rows := []reports.MetricsRow{{Segment: s, Step: int64(s), EpisodeReturn: math.NaN()}}
-		eps := []reports.EpisodeRow{{Segment: s, EnvSteps: int64(10 * s)}}
-		if err := reports.WriteSegment(dir, s, rows, eps); err != nil {
+		rows := []runstore.MetricsRow{{Segment: s, Step: int64(s), EpisodeReturn: math.NaN()}}
+		eps := []runstore.EpisodeRow{{Segment: s, EnvSteps: int64(10 * s)}}
+		if err := runstore.WriteSegment(dir, s, rows, eps); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -26,14 +26,14 @@ func TestDiscardSegmentsRemovesRolledBackRows(t *testing.T) {
 	if err := discardSegments(dir, 3, 4); err != nil {
 		t.Fatal(err)
 	}
-	rows, eps, err := reports.ReadRun(dir)
+	rows, eps, err := runstore.ReadRun(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rows) != 2 || rows[1].Step != 2 || len(eps) != 2 {
 		t.Errorf("after discarding 3-4: %d rows (last step %d), %d episodes; want the 2 of segments 1-2", len(rows), rows[len(rows)-1].Step, len(eps))
 	}
-	if _, err := os.Stat(filepath.Join(dir, reports.EpisodesDir, reports.SegmentFile(3))); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, runstore.EpisodesDir, runstore.SegmentFile(3))); !os.IsNotExist(err) {
 		t.Errorf("episodes of segment 3 still there: %v", err)
 	}
 	// Discarding what is already gone is not an error (a retried activity does it twice).
@@ -79,7 +79,7 @@ func TestCorruptCheckpointFallsBack(t *testing.T) {
 		!strings.Contains(strings.Join(res.Warnings, "\n"), "resumed from the checkpoint of segment 2") {
 		t.Errorf("warnings = %q; want the corruption and the fallback", res.Warnings)
 	}
-	rows, _, err := reports.ReadRun(runDir)
+	rows, _, err := runstore.ReadRun(runDir)
 	if err != nil {
 		t.Fatal(err)
 	}

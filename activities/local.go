@@ -8,8 +8,8 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/accerl/accerl/reports"
 	"github.com/accerl/accerl/runstate"
+	"github.com/accerl/accerl/runstore"
 	"github.com/accerl/accerl/specs"
 )
 
@@ -54,13 +54,13 @@ func RunLocal(ctx context.Context, r LocalRun, hook SegmentHook) (runstate.State
 			ValLoss: pre.ValObsLoss, HasValLoss: pre.HasValLoss})
 	}
 	var t Trainer
-	status, errMsg := reports.StatusCompleted, ""
+	status, errMsg := runstore.StatusCompleted, ""
 	for !m.Done(st, time.Now()) {
 		in := TrainSegmentInput{RunDir: r.RunDir, Experiment: r.Experiment, Arm: r.Arm, Seed: r.Seed,
 			SpecHash: r.SpecHash, Config: r.Config, Plan: m.Next(st)}
 		res, err := trainLocal(ctx, &t, in)
 		if err != nil {
-			status, errMsg = reports.StatusFailed, err.Error()
+			status, errMsg = runstore.StatusFailed, err.Error()
 			break
 		}
 		st = m.Apply(st, res)

@@ -5,7 +5,7 @@ import (
 
 	"github.com/accerl/accerl/activities/engine"
 	"github.com/accerl/accerl/activities/telemetry"
-	"github.com/accerl/accerl/reports"
+	"github.com/accerl/accerl/runstore"
 )
 
 // recorder turns the engine's per-update reports into metrics and episode rows for one
@@ -14,8 +14,8 @@ type recorder struct {
 	segment    int32
 	startWallS float64
 	sampler    *telemetry.Sampler
-	metrics    []reports.MetricsRow
-	episodes   []reports.EpisodeRow
+	metrics    []runstore.MetricsRow
+	episodes   []runstore.EpisodeRow
 }
 
 func newRecorder(segment int32, startWallS float64) *recorder {
@@ -38,7 +38,7 @@ func (r *recorder) add(u engine.UpdateReport) {
 	// otherwise; the metrics row has the update's success rate.
 	success, judged := 0.0, 0
 	for _, e := range u.Episodes {
-		row := reports.EpisodeRow{
+		row := runstore.EpisodeRow{
 			Segment: r.segment, EnvSteps: e.EnvSteps, Return: e.Return, Length: int64(e.Length),
 			PolicyVersion: e.PolicyVersion, Success: math.NaN(),
 		}
@@ -61,7 +61,7 @@ func (r *recorder) add(u engine.UpdateReport) {
 		horizon = float64(u.Horizon)
 	}
 	util := r.sampler.Sample()
-	r.metrics = append(r.metrics, reports.MetricsRow{
+	r.metrics = append(r.metrics, runstore.MetricsRow{
 		Segment:        r.segment,
 		Step:           u.Update,
 		EnvSteps:       u.EnvSteps,

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/accerl/accerl/reports"
+	"github.com/accerl/accerl/runstore"
 )
 
 // Reporter writes experiment-level files: the experiment manifest and the report.
@@ -26,14 +27,14 @@ func (r *Reporter) PrepareExperiment(ctx context.Context, in PrepareExperimentIn
 		return PrepareExperimentResult{}, err
 	}
 	path := filepath.Join(in.ExpDir, "experiment.json")
-	var old reports.ExperimentManifest
-	if err := reports.ReadJSON(path, &old); err == nil {
+	var old runstore.ExperimentManifest
+	if err := runstore.ReadJSON(path, &old); err == nil {
 		if old.SpecHash == m.SpecHash {
 			return PrepareExperimentResult{}, nil
 		}
 		return PrepareExperimentResult{}, fmt.Errorf("experiment dir %s already holds results of spec %.12s (this spec is %.12s); choose another --out or remove it", in.ExpDir, old.SpecHash, m.SpecHash)
 	}
-	return PrepareExperimentResult{}, reports.WriteJSON(path, m)
+	return PrepareExperimentResult{}, runstore.WriteJSON(path, m)
 }
 
 // envTargets are the mean returns that count as "solved" per environment kind, used for the
@@ -56,17 +57,17 @@ func TargetFor(kind string) (target, random float64, ok bool) {
 
 // experimentManifest describes the experiment for experiment.json: its arms, seeds, the
 // resolved spec, and the target return of the base arm's environment when accerl knows one.
-func experimentManifest(in PrepareExperimentInput) (reports.ExperimentManifest, error) {
+func experimentManifest(in PrepareExperimentInput) (runstore.ExperimentManifest, error) {
 	exp := in.Experiment
 	spec, err := json.Marshal(exp)
 	if err != nil {
-		return reports.ExperimentManifest{}, fmt.Errorf("encode spec: %w", err)
+		return runstore.ExperimentManifest{}, fmt.Errorf("encode spec: %w", err)
 	}
 	arms := make([]string, len(exp.Arms))
 	for i, a := range exp.Arms {
 		arms[i] = a.Name
 	}
-	m := reports.ExperimentManifest{
+	m := runstore.ExperimentManifest{
 		Name: exp.Name, SpecHash: exp.Hash, Baseline: exp.Baseline, Arms: arms, Seeds: exp.Seeds,
 		Spec: spec, Created: in.Created,
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/accerl/accerl/activities/contract"
 	"github.com/accerl/accerl/activities/engine"
 	"github.com/accerl/accerl/activities/telemetry"
-	"github.com/accerl/accerl/reports"
 	"github.com/accerl/accerl/runstate"
+	"github.com/accerl/accerl/runstore"
 	"github.com/accerl/accerl/specs"
 )
 
@@ -121,7 +121,7 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 		return res, fmt.Errorf("snapshot engine: %w", err)
 	}
 
-	if err := reports.WriteSegment(in.RunDir, in.Segment, rec.metrics, rec.episodes); err != nil {
+	if err := runstore.WriteSegment(in.RunDir, in.Segment, rec.metrics, rec.episodes); err != nil {
 		return res, fmt.Errorf("write metrics: %w", err)
 	}
 	files, err := snapshotFiles(snap)
@@ -171,7 +171,7 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 		res.EvalSuccess, res.HasEvalSuccess = eval.SuccessRate(), eval.HasSuccess
 		res.SegmentEvalSteps = eval.Steps
 	}
-	sum := reports.RunSummary{
+	sum := runstore.RunSummary{
 		Status:       "running",
 		EnvSteps:     res.EnvSteps,
 		Updates:      res.Updates,
@@ -185,7 +185,7 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 		EvalReturn:   res.EvalReturn,
 		HasEval:      res.HasEval,
 	}
-	if err := reports.WriteJSON(filepath.Join(in.RunDir, summaryFileName), sum); err != nil {
+	if err := runstore.WriteJSON(filepath.Join(in.RunDir, summaryFileName), sum); err != nil {
 		return res, err
 	}
 	return res, nil
@@ -195,8 +195,8 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 // and the error that ended it, if any.
 func (t *Trainer) FinishRun(ctx context.Context, in FinishRunInput) (FinishRunResult, error) {
 	path := filepath.Join(in.RunDir, summaryFileName)
-	var sum reports.RunSummary
-	if err := reports.ReadJSON(path, &sum); err != nil && !errors.Is(err, os.ErrNotExist) {
+	var sum runstore.RunSummary
+	if err := runstore.ReadJSON(path, &sum); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return FinishRunResult{}, err
 	}
 	sum.Status = in.Status
@@ -205,7 +205,7 @@ func (t *Trainer) FinishRun(ctx context.Context, in FinishRunInput) (FinishRunRe
 	if err := os.MkdirAll(in.RunDir, 0o755); err != nil {
 		return FinishRunResult{}, fmt.Errorf("finish run: %w", err)
 	}
-	return FinishRunResult{}, reports.WriteJSON(path, sum)
+	return FinishRunResult{}, runstore.WriteJSON(path, sum)
 }
 
 // loadPrevious finds the checkpoint to resume segment seg from: the newest valid checkpoint
@@ -274,13 +274,13 @@ func ensureRunManifest(in TrainSegmentInput) error {
 	if err := os.MkdirAll(in.RunDir, 0o755); err != nil {
 		return fmt.Errorf("create run dir: %w", err)
 	}
-	return reports.WriteJSON(path, reports.RunManifest{
+	return runstore.WriteJSON(path, runstore.RunManifest{
 		Experiment: in.Experiment,
 		Arm:        in.Arm,
 		Seed:       in.Seed,
 		SpecHash:   in.SpecHash,
 		Config:     cfg,
-		Build:      reports.NewBuildInfo(),
+		Build:      runstore.NewBuildInfo(),
 		Hardware:   hardware(),
 		Created:    time.Now().UTC(),
 	})
@@ -289,7 +289,7 @@ func ensureRunManifest(in TrainSegmentInput) error {
 // recentReturn is the mean return of the run's last 100 finished episodes, read back from
 // the stored episode rows (so it counts exactly the rows a report will count).
 func recentReturn(runDir string) (float64, error) {
-	eps, err := reports.LastEpisodes(runDir, recentEpisodes)
+	eps, err := runstore.LastEpisodes(runDir, recentEpisodes)
 	if err != nil {
 		return 0, fmt.Errorf("read episodes: %w", err)
 	}
@@ -317,8 +317,8 @@ func safeDiv(a, b float64) float64 {
 }
 
 // hardware describes this machine for the run manifest, with the GPU as NVML names it.
-func hardware() reports.Hardware {
-	h := reports.NewHardware()
+func hardware() runstore.Hardware {
+	h := runstore.NewHardware()
 	h.GPU = telemetry.GPUName()
 	return h
 }

@@ -9,8 +9,8 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/accerl/accerl/activities/checkpoint"
-	"github.com/accerl/accerl/reports"
 	"github.com/accerl/accerl/runstate"
+	"github.com/accerl/accerl/runstore"
 	"github.com/accerl/accerl/specs"
 )
 
@@ -134,7 +134,7 @@ func TestWorldModelActivities(t *testing.T) {
 	if seg.EnvSteps != 128 || seg.Horizon != 7 || !seg.HasWMValLoss || seg.ImaginedSteps < 96 {
 		t.Errorf("segment = %+v, want 128 env steps, horizon 7, a val loss and >= 96 imagined steps", seg)
 	}
-	rows, _, err := reports.ReadRun(runDir)
+	rows, _, err := runstore.ReadRun(runDir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"path"
 	"slices"
 	"strconv"
+
+	"github.com/accerl/accerl/runstore"
 )
 
 // Sources of the target return, as recorded in results.json.
@@ -63,7 +65,7 @@ func computeResults(e *experimentData, opts Options) (Results, stepTargets) {
 		rr := RunResult{
 			Experiment: e.Name, Arm: r.Arm, Seed: r.Seed, Status: r.Status,
 			EnvSteps: r.EnvSteps, Updates: r.Updates, Episodes: r.NumEpisodes,
-			FinalMeanReturn: JSONFloat(r.FinalReturn), StepsPerS: JSONFloat(r.StepsPerS), WallS: JSONFloat(r.WallS),
+			FinalMeanReturn: runstore.JSONFloat(r.FinalReturn), StepsPerS: runstore.JSONFloat(r.StepsPerS), WallS: runstore.JSONFloat(r.WallS),
 			ParamsSHA256: r.ParamsSHA256,
 		}
 		if r.Manifest != nil {
@@ -72,7 +74,7 @@ func computeResults(e *experimentData, opts Options) (Results, stepTargets) {
 		res.Runs = append(res.Runs, rr)
 	}
 
-	nan := JSONFloat(math.NaN())
+	nan := runstore.JSONFloat(math.NaN())
 	finals := make([][]float64, len(e.Arms)) // finite final returns per arm
 	sps := make([][]float64, len(e.Arms))    // finite steps/s per arm
 	for i, arm := range e.Arms {
@@ -83,7 +85,7 @@ func computeResults(e *experimentData, opts Options) (Results, stepTargets) {
 			ProbImprovement: nan, ProbImprovementLow: nan, ProbImprovementHigh: nan,
 			OptimalityGap: nan, OptimalityGapLow: nan, OptimalityGapHigh: nan}
 		for _, r := range runs {
-			if r.Status == StatusCompleted {
+			if r.Status == runstore.StatusCompleted {
 				a.Completed++
 			}
 			if !r.hasData() {
@@ -97,15 +99,15 @@ func computeResults(e *experimentData, opts Options) (Results, stepTargets) {
 		if v := finals[i]; len(v) > 0 {
 			scores := oneTask(v)
 			iv := IQMInterval(scores, opts.BootstrapReps, opts.Seed^armKey(arm))
-			a.IQM, a.IQMLow, a.IQMHigh = JSONFloat(iv.Point), JSONFloat(iv.Low), JSONFloat(iv.High)
+			a.IQM, a.IQMLow, a.IQMHigh = runstore.JSONFloat(iv.Point), runstore.JSONFloat(iv.Low), runstore.JSONFloat(iv.High)
 			if t := e.Target; t != nil {
 				g := gapInterval(scores, t.Return, t.RandomScore, opts.BootstrapReps, armRng(opts, arm, streamGap))
-				a.OptimalityGap, a.OptimalityGapLow, a.OptimalityGapHigh = JSONFloat(g.Point), JSONFloat(g.Low), JSONFloat(g.High)
+				a.OptimalityGap, a.OptimalityGapLow, a.OptimalityGapHigh = runstore.JSONFloat(g.Point), runstore.JSONFloat(g.Low), runstore.JSONFloat(g.High)
 			}
 		}
 		if len(sps[i]) > 0 {
 			iv := meanInterval(sps[i], opts.BootstrapReps, armRng(opts, arm, streamThroughput))
-			a.StepsPerSLow, a.StepsPerSHigh = JSONFloat(iv.Low), JSONFloat(iv.High)
+			a.StepsPerSLow, a.StepsPerSHigh = runstore.JSONFloat(iv.Low), runstore.JSONFloat(iv.High)
 		}
 		res.Arms = append(res.Arms, a)
 	}
@@ -140,11 +142,11 @@ func computeResults(e *experimentData, opts Options) (Results, stepTargets) {
 		} else {
 			if mean(sps[base]) > 0 {
 				iv := ratioInterval(sps[i], sps[base], opts.BootstrapReps, armRng(opts, arm, streamSpeedup))
-				a.Speedup, a.SpeedupLow, a.SpeedupHigh = JSONFloat(iv.Point), JSONFloat(iv.Low), JSONFloat(iv.High)
+				a.Speedup, a.SpeedupLow, a.SpeedupHigh = runstore.JSONFloat(iv.Point), runstore.JSONFloat(iv.Low), runstore.JSONFloat(iv.High)
 			}
 			if len(finals[i]) > 0 && len(finals[base]) > 0 {
 				iv := improvementInterval(oneTask(finals[i]), oneTask(finals[base]), opts.BootstrapReps, armRng(opts, arm, streamImprovement))
-				a.ProbImprovement, a.ProbImprovementLow, a.ProbImprovementHigh = JSONFloat(iv.Point), JSONFloat(iv.Low), JSONFloat(iv.High)
+				a.ProbImprovement, a.ProbImprovementLow, a.ProbImprovementHigh = runstore.JSONFloat(iv.Point), runstore.JSONFloat(iv.Low), runstore.JSONFloat(iv.High)
 			}
 		}
 	}
@@ -164,5 +166,5 @@ func oneTask(v []float64) [][]float64 {
 // directory, with forward slashes and each segment URL-escaped, usable as
 // a link target in Markdown and HTML.
 func manifestLink(arm string, seed uint64) string {
-	return path.Join(url.PathEscape(arm), "seed-"+strconv.FormatUint(seed, 10), RunFile)
+	return path.Join(url.PathEscape(arm), "seed-"+strconv.FormatUint(seed, 10), runstore.RunFile)
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/accerl/accerl/runstore"
 )
 
 // FinalEpisodes is how many of a run's last episodes its final return
@@ -29,10 +31,10 @@ type runData struct {
 	Arm      string
 	Seed     uint64
 	Dir      string
-	Manifest *RunManifest
-	Summary  *RunSummary
-	Metrics  []MetricsRow
-	Episodes []EpisodeRow
+	Manifest *runstore.RunManifest
+	Summary  *runstore.RunSummary
+	Metrics  []runstore.MetricsRow
+	Episodes []runstore.EpisodeRow
 
 	Status       string
 	EnvSteps     int64
@@ -53,7 +55,7 @@ func (r *runData) hasData() bool {
 // experimentData is an experiment directory as read from disk.
 type experimentData struct {
 	Dir      string
-	Manifest *ExperimentManifest // nil when experiment.json is missing
+	Manifest *runstore.ExperimentManifest // nil when experiment.json is missing
 	Name     string
 	SpecHash string
 	Baseline string
@@ -100,8 +102,8 @@ func collect(expDir string) (*experimentData, error) {
 		return nil, fmt.Errorf("read experiment: %q is not a directory", expDir)
 	}
 	e := &experimentData{Dir: expDir}
-	var m ExperimentManifest
-	switch err := ReadJSON(filepath.Join(expDir, ExperimentFile), &m); {
+	var m runstore.ExperimentManifest
+	switch err := runstore.ReadJSON(filepath.Join(expDir, runstore.ExperimentFile), &m); {
 	case err == nil:
 		e.Manifest = &m
 		e.Name, e.SpecHash, e.Baseline = m.Name, m.SpecHash, m.Baseline
@@ -131,9 +133,9 @@ func collect(expDir string) (*experimentData, error) {
 	var notDone []string
 	for _, arm := range e.Arms {
 		for _, seed := range e.Seeds {
-			r := readRunData(arm, seed, RunDir(expDir, arm, seed))
+			r := readRunData(arm, seed, runstore.RunDir(expDir, arm, seed))
 			e.Runs = append(e.Runs, r)
-			if r.Status != StatusCompleted {
+			if r.Status != runstore.StatusCompleted {
 				notDone = append(notDone, fmt.Sprintf("%s/seed-%d (%s)", arm, seed, r.Status))
 			}
 			if r.Problem != "" {
@@ -200,19 +202,19 @@ func readRunData(arm string, seed uint64, dir string) *runData {
 		r.Status = statusMissing
 		return r
 	}
-	var m RunManifest
-	if err := ReadJSON(filepath.Join(dir, RunFile), &m); err == nil {
+	var m runstore.RunManifest
+	if err := runstore.ReadJSON(filepath.Join(dir, runstore.RunFile), &m); err == nil {
 		r.Manifest = &m
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		r.Problem = err.Error()
 	}
-	var s RunSummary
-	if err := ReadJSON(filepath.Join(dir, SummaryFile), &s); err == nil {
+	var s runstore.RunSummary
+	if err := runstore.ReadJSON(filepath.Join(dir, runstore.SummaryFile), &s); err == nil {
 		r.Summary = &s
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		r.Problem = err.Error()
 	}
-	metrics, episodes, err := ReadRun(dir)
+	metrics, episodes, err := runstore.ReadRun(dir)
 	if err != nil {
 		r.Problem = err.Error()
 	}
@@ -222,7 +224,7 @@ func readRunData(arm string, seed uint64, dir string) *runData {
 	case r.Summary != nil && r.Summary.Status != "":
 		r.Status = r.Summary.Status
 	case r.Summary != nil || len(metrics) > 0:
-		r.Status = StatusRunning
+		r.Status = runstore.StatusRunning
 	default:
 		r.Status = statusPending
 	}
@@ -248,7 +250,7 @@ func readRunData(arm string, seed uint64, dir string) *runData {
 }
 
 // finalReturn is the mean return of the last FinalEpisodes episodes.
-func finalReturn(episodes []EpisodeRow) float64 {
+func finalReturn(episodes []runstore.EpisodeRow) float64 {
 	tail := episodes[max(0, len(episodes)-FinalEpisodes):]
 	var rets []float64
 	for _, e := range tail {

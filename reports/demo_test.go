@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/accerl/accerl/runstore"
 )
 
 // demoTarget is the target return of the demo experiment (in its
@@ -39,11 +41,11 @@ func writeDemo(t *testing.T, out string) string {
 		{name: "async-wm", stepsPerS: 10100, midpoint: 120e3, async: true, wm: true},
 	}
 	seeds := []uint64{1, 2, 3}
-	m := ExperimentManifest{Name: "demo", SpecHash: "9c1e5f0a77d2", Baseline: "sync", Seeds: seeds, Target: new(demoTarget)}
+	m := runstore.ExperimentManifest{Name: "demo", SpecHash: "9c1e5f0a77d2", Baseline: "sync", Seeds: seeds, Target: new(demoTarget)}
 	for _, a := range arms {
 		m.Arms = append(m.Arms, a.name)
 	}
-	if err := WriteJSON(filepath.Join(dir, ExperimentFile), m); err != nil {
+	if err := runstore.WriteJSON(filepath.Join(dir, runstore.ExperimentFile), m); err != nil {
 		t.Fatal(err)
 	}
 	for ai, a := range arms {
@@ -57,11 +59,11 @@ func writeDemo(t *testing.T, out string) string {
 func writeDemoRun(t *testing.T, dir string, a demoArm, ai int, seed uint64) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, uint64(ai)))
-	runDir := RunDir(dir, a.name, seed)
+	runDir := runstore.RunDir(dir, a.name, seed)
 	budget := int64(500e3)
-	status := StatusCompleted
+	status := runstore.StatusCompleted
 	if a.name == "async-wm" && seed == 3 {
-		budget, status = 340e3, StatusRunning
+		budget, status = 340e3, runstore.StatusRunning
 	}
 	mid := a.midpoint
 	if seed == a.slowSeed {
@@ -73,8 +75,8 @@ func writeDemoRun(t *testing.T, dir string, a demoArm, ai int, seed uint64) {
 	// them.
 	evalRng := rand.New(rand.NewPCG(seed, 100+uint64(ai)))
 	var steps, episodes int64
-	var eps []EpisodeRow
-	var rows []MetricsRow
+	var eps []runstore.EpisodeRow
+	var rows []runstore.MetricsRow
 	seg, segEnd := int32(1), int64(100e3)
 	step := int64(0)
 	flush := func() {
@@ -86,7 +88,7 @@ func writeDemoRun(t *testing.T, dir string, a demoArm, ai int, seed uint64) {
 			rows[n-1].EvalReturn = math.Max(10, math.Min(500, 20+475*skill+8*evalRng.NormFloat64()))
 			rows[n-1].EvalEpisodes = 10
 		}
-		if err := WriteSegment(runDir, seg, rows, eps); err != nil {
+		if err := runstore.WriteSegment(runDir, seg, rows, eps); err != nil {
 			t.Fatal(err)
 		}
 		rows, eps = nil, nil
@@ -99,7 +101,7 @@ func writeDemoRun(t *testing.T, dir string, a demoArm, ai int, seed uint64) {
 		length = max(10, min(500, length))
 		steps += length
 		episodes++
-		eps = append(eps, EpisodeRow{Segment: seg, EnvSteps: steps, Return: float64(length), Length: length,
+		eps = append(eps, runstore.EpisodeRow{Segment: seg, EnvSteps: steps, Return: float64(length), Length: length,
 			PolicyVersion: step, Success: math.NaN()})
 		if len(eps)%8 == 0 {
 			rows = append(rows, demoMetrics(rng, a, seg, step, steps, speed, float64(length)))
@@ -110,18 +112,18 @@ func writeDemoRun(t *testing.T, dir string, a demoArm, ai int, seed uint64) {
 		}
 	}
 	flush()
-	sum := RunSummary{Status: status, EnvSteps: steps, Updates: step, Episodes: episodes, StepsPerS: speed,
+	sum := runstore.RunSummary{Status: status, EnvSteps: steps, Updates: step, Episodes: episodes, StepsPerS: speed,
 		WallS: float64(steps) / speed, Segments: seg - 1, ParamsSHA256: "5d41402abc4b2a76b9719d911017c592",
 		Updated: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}
-	if err := WriteJSON(filepath.Join(runDir, SummaryFile), sum); err != nil {
+	if err := runstore.WriteJSON(filepath.Join(runDir, runstore.SummaryFile), sum); err != nil {
 		t.Fatal(err)
 	}
-	// A fixed manifest (not NewBuildInfo/NewHardware) keeps the golden
+	// A fixed manifest (not runstore.NewBuildInfo/NewHardware) keeps the golden
 	// report independent of the machine that runs the test.
-	man := RunManifest{Experiment: "demo", Arm: a.name, Seed: seed, SpecHash: "9c1e5f0a77d2",
-		Build:    BuildInfo{GoVersion: "go1.26.8", Module: "github.com/accerl/accerl", Version: "(devel)"},
-		Hardware: Hardware{CPUs: 16, CPUModel: "Demo CPU @ 3.0GHz", GPU: "NVIDIA H200", Platform: "linux/amd64"}}
-	if err := WriteJSON(filepath.Join(runDir, RunFile), man); err != nil {
+	man := runstore.RunManifest{Experiment: "demo", Arm: a.name, Seed: seed, SpecHash: "9c1e5f0a77d2",
+		Build:    runstore.BuildInfo{GoVersion: "go1.26.8", Module: "github.com/accerl/accerl", Version: "(devel)"},
+		Hardware: runstore.Hardware{CPUs: 16, CPUModel: "Demo CPU @ 3.0GHz", GPU: "NVIDIA H200", Platform: "linux/amd64"}}
+	if err := runstore.WriteJSON(filepath.Join(runDir, runstore.RunFile), man); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -130,8 +132,8 @@ func writeDemoRun(t *testing.T, dir string, a demoArm, ai int, seed uint64) {
 // (no staleness, full batches of 64, short waits, idle CPU while the
 // trainer works); async arms keep the machine busy at the cost of some
 // policy lag and a heavier tail of inference waits.
-func demoMetrics(rng *rand.Rand, a demoArm, seg int32, step, steps int64, speed, ret float64) MetricsRow {
-	r := MetricsRow{Segment: seg, Step: step, EnvSteps: steps, Updates: step + 1,
+func demoMetrics(rng *rand.Rand, a demoArm, seg int32, step, steps int64, speed, ret float64) runstore.MetricsRow {
+	r := runstore.MetricsRow{Segment: seg, Step: step, EnvSteps: steps, Updates: step + 1,
 		WallS: float64(steps) / speed, EpisodeReturn: ret, Episodes: 8,
 		Success: math.NaN(), StepsPerS: speed * (1 + 0.03*rng.NormFloat64()),
 		Horizon: math.NaN(), WMValLoss: math.NaN(), EvalReturn: math.NaN()}

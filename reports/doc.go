@@ -1,108 +1,29 @@
-// Package reports owns the on-disk record of an experiment — run metrics,
-// manifests and summaries — and turns that record into a paper-style
-// report: Markdown, a self-contained HTML page, results.json for scripts,
-// a results table as CSV and LaTeX, and figures as PNG and SVG.
+// Package reports turns the on-disk record of an experiment (package
+// runstore) into a paper-style report: Markdown, a self-contained HTML page,
+// results.json for scripts, a results table as CSV and LaTeX, and figures as
+// PNG and SVG.
 //
 // The engine writes; reports only reads what is already on disk. Generate
 // never runs training, so a report can be produced at any time, including
 // while an experiment is still running (it then says the report is partial).
-// The package imports no other accerl package and nothing from Temporal.
+// The package imports no other accerl package but runstore, and nothing from
+// Temporal.
 //
-// # On-disk layout
+// # Output
 //
-//	<expDir>/                          e.g. runs/quickstart/
-//	  experiment.json                  ExperimentManifest, written once by the engine at start
-//	  <arm>/seed-<seed>/               one directory per run (arm × seed), see RunDir
-//	    manifest.json                  RunManifest: resolved config, build, hardware
-//	    summary.json                   RunSummary, overwritten at the end of every segment
-//	    metrics/seg-000001.arrow       MetricsRow table of training segment 1
-//	    episodes/seg-000001.arrow      EpisodeRow table of segment 1
-//	  report.md                        written by Generate
-//	  report.html                      written by Generate (images inlined as data URIs)
-//	  results.json                     written by Generate (per-run numbers and per-arm aggregates)
-//	  results.csv, results.tex         written by Generate (the per-arm table)
-//	  figures/*.png, figures/*.svg     written by Generate
+// Generate writes, into the experiment directory (its layout, the metrics
+// and episodes files and their columns are described in package runstore):
 //
-// Each run's manifest sits beside its metrics, and every number in the
-// report links to where it comes from: per-run cells to
+//	report.md                        the report
+//	report.html                      the same, images inlined as data URIs
+//	results.json                     per-run numbers and per-arm aggregates (Results)
+//	results.csv, results.tex         the per-arm table
+//	figures/*.png, figures/*.svg     the figures listed under Figures
+//
+// Every number in the report links to where it comes from: per-run cells to
 // <arm>/seed-<n>/manifest.json, per-arm aggregates to the arm's run list.
-//
-// # Metrics files
-//
-// Each table is an Arrow IPC file (the "Feather v2" random-access format,
-// readable by pyarrow.feather / pyarrow.ipc.open_file, polars.read_ipc and
-// the apache-arrow JavaScript package). Integers are int32/int64,
-// everything else is float64. "Not applicable" is stored as a NaN value
-// (for example success in an environment without a success signal, gpu_mem
-// on a machine without a GPU), never as an Arrow null, so a float column
-// round-trips bit for bit. The schema carries the metadata key
-// "accerl.table" ("metrics" or "episodes") and "accerl.schema_version"
-// (SchemaVersion). Readers look columns up by name: a column added later
-// reads as NaN (floats) or 0 (integers) from older files.
-//
-// metrics/seg-NNNNNN.arrow, one row per trainer update or logging interval
-// (MetricsRow):
-//
-//	column          type     unit / meaning
-//	segment         int32    training segment, from 1 (key)
-//	step            int64    update index within the run (key with segment)
-//	env_steps       int64    environment steps of the run so far
-//	updates         int64    trainer updates of the run so far
-//	wall_s          float64  seconds since the run started
-//	episode_return  float64  mean return of the episodes finished in the interval; NaN if none
-//	episodes        int64    episodes finished in the interval
-//	success         float64  success rate of those episodes, 0..1; NaN if not applicable
-//	policy_version  int64    version of the weights after the update
-//	staleness       float64  mean policy lag of the training batch, in policy versions (0 in sync mode)
-//	steps_per_s     float64  environment steps per second over the interval
-//	inference_batch float64  mean requests per inference batch
-//	queue_wait_ms   float64  99th-percentile wait of an inference request, milliseconds
-//	trainer_busy    float64  fraction of the interval the trainer computed, 0..1
-//	cpu_util        float64  busy fraction of all cores, 0..1 (activities/telemetry)
-//	gpu_util        float64  GPU utilisation, 0..1; NaN without a GPU
-//	gpu_mem         float64  GPU memory in use, bytes; NaN without a GPU
-//	horizon         float64  imagination horizon H of the world model, steps; NaN without one
-//	wm_val_loss     float64  world-model validation loss on real data; NaN without one
-//	policy_loss     float64  policy loss of the update
-//	value_loss      float64  value loss
-//	entropy         float64  policy entropy, nats per action token
-//	approx_kl       float64  approximate KL(π_old ‖ π)
-//	clip_frac       float64  fraction of clipped (or down-weighted) tokens
-//	grad_norm       float64  global gradient norm before clipping
-//	low_weight_frac float64  fraction of tokens with GIPO weight below 1e-3 during the update
-//	ess             float64  effective sample size (Σw)²/(N Σw²) of the importance weights during the update
-//	lag_clip_frac   float64  fraction of the batch's tokens outside PPO's clip range before the first step
-//	lag_low_weight_frac float64 fraction of the batch's tokens a GIPO weight puts below 1e-3, before the first step
-//	lag_ess         float64  effective sample size of the batch's ratios before the first step
-//	eval_return     float64  mean return of the evaluation episodes played after this update (the
-//	                         spec's evaluation block, at the end of each segment); NaN if none
-//	eval_episodes   int64    evaluation episodes played after this update; 0 if none
-//
-// episodes/seg-NNNNNN.arrow, one row per finished episode (EpisodeRow):
-//
-//	segment         int32    training segment (key)
-//	env_steps       int64    environment steps of the run when the episode finished (key with segment)
-//	return          float64  undiscounted episode return
-//	length          int64    steps in the episode
-//	policy_version  int64    newest policy version that acted in the episode
-//	success         float64  1 or 0; NaN if not applicable
-//
-// Rows are keyed by (segment, step) for metrics and (segment, env_steps)
-// for episodes. Every segment lives in its own file, and WriteSegment
-// writes a file under a hidden temporary name in the same directory,
-// fsyncs it, renames it into place and fsyncs the directory. A retried
-// segment therefore replaces its files as a whole: rows are never
-// duplicated, and a reader that runs concurrently sees either the old or
-// the new file, never a torn one. The episodes file is written before the
-// metrics file, and ReadRun only reads segments whose metrics file exists,
-// so the metrics file is the commit marker of a segment; a report read
-// mid-run sees a consistent prefix. Readers skip anything that is not named
-// exactly seg-NNNNNN.arrow (temporary files included).
-//
-// JSON files (manifests, summaries, results.json) are written the same
-// atomic way by WriteJSON. Float fields that may be NaN (a run with no
-// finished episode has no final return) are written as null and read back
-// as NaN.
+// Files are written atomically (runstore.WriteFileAtomic), so a reader never
+// sees a half-written report.
 //
 // # Statistics
 //

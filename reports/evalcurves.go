@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/accerl/accerl/runstore"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -83,7 +84,7 @@ func WriteEvalCurves(path, title string, target float64, series []EvalSeries) er
 	if err != nil {
 		return fmt.Errorf("eval curves: %w", err)
 	}
-	return WriteFileAtomic(path, func(w io.Writer) error {
+	return runstore.WriteFileAtomic(path, func(w io.Writer) error {
 		_, err := w.Write(png)
 		return err
 	})

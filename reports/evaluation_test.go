@@ -10,12 +10,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/accerl/accerl/runstore"
 )
 
 // evalRow is a metrics row at env step steps with eps evaluation episodes
 // of mean return ret.
-func evalRow(steps int64, eps int64, ret float64) MetricsRow {
-	return MetricsRow{EnvSteps: steps, EvalEpisodes: eps, EvalReturn: ret, EpisodeReturn: math.NaN()}
+func evalRow(steps int64, eps int64, ret float64) runstore.MetricsRow {
+	return runstore.MetricsRow{EnvSteps: steps, EvalEpisodes: eps, EvalReturn: ret, EpisodeReturn: math.NaN()}
 }
 
 // evalRun is a run of 700 env steps with evaluation points at 200 (30),
@@ -23,7 +25,7 @@ func evalRow(steps int64, eps int64, ret float64) MetricsRow {
 // 100 has a return but no evaluation episodes, so it is no evaluation
 // point; the row at 300 is an ordinary training row.
 func evalRun() *runData {
-	return &runData{EnvSteps: 700, Metrics: []MetricsRow{
+	return &runData{EnvSteps: 700, Metrics: []runstore.MetricsRow{
 		evalRow(100, 0, 999), evalRow(200, 10, 30), evalRow(300, 0, math.NaN()),
 		evalRow(400, 10, 50), evalRow(500, 10, math.NaN()), evalRow(600, 5, 45),
 	}}
@@ -88,7 +90,7 @@ func TestEvaluationOf(t *testing.T) {
 
 func TestWideStepRange(t *testing.T) {
 	run := func(arm string, lastEval int64) *runData {
-		return &runData{Arm: arm, Metrics: []MetricsRow{evalRow(lastEval/2, 10, 1), evalRow(lastEval, 10, 2)}}
+		return &runData{Arm: arm, Metrics: []runstore.MetricsRow{evalRow(lastEval/2, 10, 1), evalRow(lastEval, 10, 2)}}
 	}
 	for _, c := range []struct {
 		a, b int64
@@ -140,7 +142,7 @@ func TestGenerateEvaluation(t *testing.T) {
 	}
 	want := map[string]RunTarget{
 		"sync/1": {Reached: true, Steps: 800, Budget: 1200}, "sync/2": {Reached: true, Steps: 300, Budget: 300},
-		"async/1": {Reached: true, Steps: 2000, Budget: 2000}, "async/2": {Reached: false, Steps: JSONFloat(math.NaN()), Budget: 1000},
+		"async/1": {Reached: true, Steps: 2000, Budget: 2000}, "async/2": {Reached: false, Steps: runstore.JSONFloat(math.NaN()), Budget: 1000},
 	}
 	for _, r := range res.Runs {
 		key := r.Arm + "/" + strconv.FormatUint(r.Seed, 10)

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/accerl/accerl/runstore"
 )
 
 // Output file names written by Generate inside the experiment directory.
@@ -145,7 +147,7 @@ func Generate(expDir string, opts Options) (*Report, error) {
 			}
 		}
 	}
-	if err := WriteJSON(rep.ResultsJSON, res); err != nil {
+	if err := runstore.WriteJSON(rep.ResultsJSON, res); err != nil {
 		return nil, fmt.Errorf("generate report: %w", err)
 	}
 	tab := buildArmTable(e, res)
@@ -156,17 +158,17 @@ func Generate(expDir string, opts Options) (*Report, error) {
 		{rep.CSV, tab.writeCSV},
 		{rep.LaTeX, func(w io.Writer) error { return tab.writeLaTeX(w, e) }},
 	} {
-		if err := writeAtomic(out.path, out.write); err != nil {
+		if err := runstore.WriteFileAtomic(out.path, out.write); err != nil {
 			return nil, fmt.Errorf("generate report: write %q: %w", out.path, err)
 		}
 	}
 	v := buildView(e, res, tab, figs, skipped, opts)
-	if err := writeAtomic(rep.Markdown, func(w io.Writer) error { return writeMarkdown(w, v) }); err != nil {
+	if err := runstore.WriteFileAtomic(rep.Markdown, func(w io.Writer) error { return writeMarkdown(w, v) }); err != nil {
 		return nil, fmt.Errorf("generate report: write %q: %w", rep.Markdown, err)
 	}
 	if !opts.NoHTML {
 		rep.HTML = filepath.Join(expDir, HTMLFile)
-		if err := writeAtomic(rep.HTML, func(w io.Writer) error { return writeHTML(w, v) }); err != nil {
+		if err := runstore.WriteFileAtomic(rep.HTML, func(w io.Writer) error { return writeHTML(w, v) }); err != nil {
 			return nil, fmt.Errorf("generate report: write %q: %w", rep.HTML, err)
 		}
 	}

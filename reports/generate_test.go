@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/accerl/accerl/runstore"
 )
 
 // runFixture is one hand-made run: its episode returns (episode i ends at
@@ -24,7 +26,7 @@ type runFixture struct {
 	returns   []float64
 	segs      int
 	stepsPerS float64
-	summary   string // "" (none), or a RunSummary status
+	summary   string // "" (none), or a runstore.RunSummary status
 	manifest  bool
 	bare      bool // only cpu_util of the pipeline, utilisation and world-model columns is logged
 	// evals[s-1] is the mean return of the evalEpisodes evaluation episodes
@@ -34,19 +36,34 @@ type runFixture struct {
 	evalEpisodes int64
 }
 
+// metricsRow returns a row whose every column holds a distinct value
+// derived from step (the row runstore's segment tests write), so the
+// fixture exercises every column the report reads.
+func metricsRow(seg int32, step int64) runstore.MetricsRow {
+	f := float64(step)
+	return runstore.MetricsRow{
+		Segment: seg, Step: step, EnvSteps: 1000 * step, Updates: step + 1, WallS: 0.5*f + 0.25,
+		EpisodeReturn: 10 + f, Episodes: 2 * step, Success: 0.125, PolicyVersion: step + 7,
+		Staleness: 1.5 + f, StepsPerS: 2000 + f, InferenceBatch: 32 + f, QueueWaitMs: 4.75 + f,
+		TrainerBusy: 0.625, CPUUtil: 0.875, GPUUtil: 0.375, GPUMem: 1e9 + f, Horizon: 5 + f,
+		WMValLoss: 0.03125 + f, PolicyLoss: -0.25 - f, ValueLoss: 1.75 + f, Entropy: 2.5 - f,
+		ApproxKL: 0.01 + f, ClipFrac: 0.0625, GradNorm: 3.5 + f,
+	}
+}
+
 func writeFixture(t *testing.T, expDir string, f runFixture) {
 	t.Helper()
-	dir := RunDir(expDir, f.arm, f.seed)
+	dir := runstore.RunDir(expDir, f.arm, f.seed)
 	n := len(f.returns)
 	per := (n + f.segs - 1) / f.segs
 	// Write the last segment first: the reader must order segments itself.
 	for s := f.segs; s >= 1; s-- {
 		lo, hi := (s-1)*per, min(s*per, n)
-		var eps []EpisodeRow
-		var rows []MetricsRow
+		var eps []runstore.EpisodeRow
+		var rows []runstore.MetricsRow
 		for i := lo; i < hi; i++ {
 			steps := int64(10 * (i + 1))
-			eps = append(eps, EpisodeRow{EnvSteps: steps, Return: f.returns[i], Length: 10, PolicyVersion: int64(i), Success: math.NaN()})
+			eps = append(eps, runstore.EpisodeRow{EnvSteps: steps, Return: f.returns[i], Length: 10, PolicyVersion: int64(i), Success: math.NaN()})
 			if (i+1)%10 == 0 || i == hi-1 {
 				r := metricsRow(int32(s), int64(i))
 				r.EnvSteps, r.Updates, r.WallS = steps, int64(i+1), float64(steps)/f.stepsPerS
@@ -63,25 +80,25 @@ func writeFixture(t *testing.T, expDir string, f runFixture) {
 				rows = append(rows, r)
 			}
 		}
-		if err := WriteSegment(dir, int32(s), rows, eps); err != nil {
+		if err := runstore.WriteSegment(dir, int32(s), rows, eps); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if f.manifest {
-		m := RunManifest{Experiment: "fixture", Arm: f.arm, Seed: f.seed, SpecHash: "f00d",
-			Build:    BuildInfo{GoVersion: "go1.26.8", Module: "github.com/accerl/accerl", Version: "(devel)", Deps: map[string]string{"gonum.org/v1/plot": "v0.17.0"}},
-			Hardware: Hardware{CPUs: 2, CPUModel: "Test CPU 9000", GPU: NoGPU, Platform: "linux/amd64"}}
-		if err := WriteJSON(filepath.Join(dir, RunFile), m); err != nil {
+		m := runstore.RunManifest{Experiment: "fixture", Arm: f.arm, Seed: f.seed, SpecHash: "f00d",
+			Build:    runstore.BuildInfo{GoVersion: "go1.26.8", Module: "github.com/accerl/accerl", Version: "(devel)", Deps: map[string]string{"gonum.org/v1/plot": "v0.17.0"}},
+			Hardware: runstore.Hardware{CPUs: 2, CPUModel: "Test CPU 9000", GPU: runstore.NoGPU, Platform: "linux/amd64"}}
+		if err := runstore.WriteJSON(filepath.Join(dir, runstore.RunFile), m); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if f.summary != "" {
 		steps := int64(10 * n)
-		s := RunSummary{Status: f.summary, EnvSteps: steps, Updates: int64(n), Episodes: int64(n),
+		s := runstore.RunSummary{Status: f.summary, EnvSteps: steps, Updates: int64(n), Episodes: int64(n),
 			FinalReturn: math.NaN(), StepsPerS: f.stepsPerS, WallS: float64(steps) / f.stepsPerS,
 			ParamsSHA256: strings.Repeat("ab", 32), Segments: int32(f.segs),
 			Updated: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}
-		if err := WriteJSON(filepath.Join(dir, SummaryFile), s); err != nil {
+		if err := runstore.WriteJSON(filepath.Join(dir, runstore.SummaryFile), s); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -104,18 +121,18 @@ func seq(n int, f func(i int) float64) []float64 {
 //	async/2: 100 × 40: 40
 func fixtureRuns() []runFixture {
 	return []runFixture{
-		{arm: "sync", seed: 1, returns: seq(120, func(i int) float64 { return float64(i) }), segs: 3, stepsPerS: 1000, summary: StatusCompleted, manifest: true},
-		{arm: "sync", seed: 2, returns: seq(30, func(i int) float64 { return 2 * float64(i) }), segs: 1, stepsPerS: 1200, summary: StatusCompleted, manifest: true},
-		{arm: "async", seed: 1, returns: seq(200, func(i int) float64 { return 100 - 50*float64(i/100) }), segs: 2, stepsPerS: 3000, summary: StatusCompleted, manifest: true},
-		{arm: "async", seed: 2, returns: seq(100, func(int) float64 { return 40 }), segs: 2, stepsPerS: 3600, summary: StatusCompleted, manifest: true},
+		{arm: "sync", seed: 1, returns: seq(120, func(i int) float64 { return float64(i) }), segs: 3, stepsPerS: 1000, summary: runstore.StatusCompleted, manifest: true},
+		{arm: "sync", seed: 2, returns: seq(30, func(i int) float64 { return 2 * float64(i) }), segs: 1, stepsPerS: 1200, summary: runstore.StatusCompleted, manifest: true},
+		{arm: "async", seed: 1, returns: seq(200, func(i int) float64 { return 100 - 50*float64(i/100) }), segs: 2, stepsPerS: 3000, summary: runstore.StatusCompleted, manifest: true},
+		{arm: "async", seed: 2, returns: seq(100, func(int) float64 { return 40 }), segs: 2, stepsPerS: 3600, summary: runstore.StatusCompleted, manifest: true},
 	}
 }
 
 func writeExperiment(t *testing.T, runs []runFixture) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "fixture")
-	m := ExperimentManifest{Name: "fixture", SpecHash: "f00dcafe", Baseline: "sync", Arms: []string{"sync", "async"}, Seeds: []uint64{1, 2}}
-	if err := WriteJSON(filepath.Join(dir, ExperimentFile), m); err != nil {
+	m := runstore.ExperimentManifest{Name: "fixture", SpecHash: "f00dcafe", Baseline: "sync", Arms: []string{"sync", "async"}, Seeds: []uint64{1, 2}}
+	if err := runstore.WriteJSON(filepath.Join(dir, runstore.ExperimentFile), m); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range runs {
@@ -127,7 +144,7 @@ func writeExperiment(t *testing.T, runs []runFixture) string {
 func readResults(t *testing.T, path string) Results {
 	t.Helper()
 	var res Results
-	if err := ReadJSON(path, &res); err != nil {
+	if err := runstore.ReadJSON(path, &res); err != nil {
 		t.Fatal(err)
 	}
 	return res
@@ -168,7 +185,7 @@ func TestGenerateComplete(t *testing.T) {
 		if !near(float64(r.FinalMeanReturn), wantFinal[key], exact) {
 			t.Errorf("%s final_mean_return = %v, want %v", key, r.FinalMeanReturn, wantFinal[key])
 		}
-		if r.EnvSteps != wantSteps[key] || r.Status != StatusCompleted || r.ParamsSHA256 == "" || r.Experiment != "fixture" {
+		if r.EnvSteps != wantSteps[key] || r.Status != runstore.StatusCompleted || r.ParamsSHA256 == "" || r.Experiment != "fixture" {
 			t.Errorf("%s = %+v", key, r)
 		}
 		if want := fmt.Sprintf("%s/seed-%d/manifest.json", r.Arm, r.Seed); r.Manifest != want {
@@ -404,8 +421,8 @@ func checkFigures(t *testing.T, rep *Report, names []string) {
 
 func TestGeneratePartial(t *testing.T) {
 	runs := fixtureRuns()
-	runs[1].summary = StatusRunning // sync/2 still running
-	runs[3].summary = ""            // async/2 has data but no summary yet
+	runs[1].summary = runstore.StatusRunning // sync/2 still running
+	runs[3].summary = ""                     // async/2 has data but no summary yet
 	dir := writeExperiment(t, runs)
 	rep, err := Generate(dir, Options{BootstrapReps: 200, Aggregate: AggregateMean, NoHTML: true})
 	if err != nil {
@@ -421,7 +438,7 @@ func TestGeneratePartial(t *testing.T) {
 	a2 := res.Runs[3]
 	// Without a summary the numbers come from the last metrics row:
 	// 100 episodes of 10 steps, wall 1000/3600 s -> 3600 steps/s.
-	if a2.Status != StatusRunning || a2.EnvSteps != 1000 || a2.Updates != 100 || !near(float64(a2.StepsPerS), 3600, 1e-9) ||
+	if a2.Status != runstore.StatusRunning || a2.EnvSteps != 1000 || a2.Updates != 100 || !near(float64(a2.StepsPerS), 3600, 1e-9) ||
 		float64(a2.FinalMeanReturn) != 40 || a2.ParamsSHA256 != "" {
 		t.Errorf("async/2 without summary = %+v", a2)
 	}
@@ -463,7 +480,7 @@ func TestGenerateMissingRunsAndManifest(t *testing.T) {
 	// A manifest promising runs that never started: every run is missing,
 	// no figure can be drawn, and Generate still writes a report.
 	empty := filepath.Join(t.TempDir(), "empty")
-	if err := WriteJSON(filepath.Join(empty, ExperimentFile), ExperimentManifest{Name: "empty", Arms: []string{"a"}, Seeds: []uint64{1, 2}}); err != nil {
+	if err := runstore.WriteJSON(filepath.Join(empty, runstore.ExperimentFile), runstore.ExperimentManifest{Name: "empty", Arms: []string{"a"}, Seeds: []uint64{1, 2}}); err != nil {
 		t.Fatal(err)
 	}
 	rep, err = Generate(empty, Options{})

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/accerl/accerl/runstore"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -15,24 +16,24 @@ import (
 type metricSeries struct {
 	column string // column name in the metrics file
 	label  string // axis label with its unit
-	value  func(r *MetricsRow) float64
+	value  func(r *runstore.MetricsRow) float64
 	scale  float64 // multiplies every value (100 turns a fraction into percent)
 	lo, hi float64 // fixed axis range when hi > lo
 }
 
 // The metrics columns that the panel figures draw.
 var (
-	seriesCPU       = metricSeries{"cpu_util", "CPU utilisation (%)", func(r *MetricsRow) float64 { return r.CPUUtil }, 100, 0, 100}
-	seriesGPU       = metricSeries{"gpu_util", "GPU utilisation (%)", func(r *MetricsRow) float64 { return r.GPUUtil }, 100, 0, 100}
-	seriesGPUMem    = metricSeries{"gpu_mem", "GPU memory in use (GiB)", func(r *MetricsRow) float64 { return r.GPUMem }, 1.0 / (1 << 30), 0, 0}
-	seriesHorizon   = metricSeries{"horizon", "Imagination horizon H (steps)", func(r *MetricsRow) float64 { return r.Horizon }, 1, 0, 0}
-	seriesWMLoss    = metricSeries{"wm_val_loss", "World-model validation loss", func(r *MetricsRow) float64 { return r.WMValLoss }, 1, 0, 0}
-	seriesStaleness = metricSeries{"staleness", "Policy staleness (versions behind)", func(r *MetricsRow) float64 { return r.Staleness }, 1, 0, 0}
-	seriesBatch     = metricSeries{"inference_batch", "Inference batch size (requests)", func(r *MetricsRow) float64 { return r.InferenceBatch }, 1, 0, 0}
-	seriesQueue     = metricSeries{"queue_wait_ms", "Inference queue wait, p99 (ms)", func(r *MetricsRow) float64 { return r.QueueWaitMs }, 1, 0, 0}
-	seriesLagClip   = metricSeries{"lag_clip_frac", "Tokens outside PPO's clip range (%)", func(r *MetricsRow) float64 { return r.LagClipFrac }, 100, 0, 0}
-	seriesLagLowW   = metricSeries{"lag_low_weight_frac", "Tokens with GIPO weight < 1e-3 (%)", func(r *MetricsRow) float64 { return r.LagLowWeight }, 100, 0, 0}
-	seriesLagESS    = metricSeries{"lag_ess", "Effective sample size of the ratios (fraction)", func(r *MetricsRow) float64 { return r.LagESS }, 1, 0, 0}
+	seriesCPU       = metricSeries{"cpu_util", "CPU utilisation (%)", func(r *runstore.MetricsRow) float64 { return r.CPUUtil }, 100, 0, 100}
+	seriesGPU       = metricSeries{"gpu_util", "GPU utilisation (%)", func(r *runstore.MetricsRow) float64 { return r.GPUUtil }, 100, 0, 100}
+	seriesGPUMem    = metricSeries{"gpu_mem", "GPU memory in use (GiB)", func(r *runstore.MetricsRow) float64 { return r.GPUMem }, 1.0 / (1 << 30), 0, 0}
+	seriesHorizon   = metricSeries{"horizon", "Imagination horizon H (steps)", func(r *runstore.MetricsRow) float64 { return r.Horizon }, 1, 0, 0}
+	seriesWMLoss    = metricSeries{"wm_val_loss", "World-model validation loss", func(r *runstore.MetricsRow) float64 { return r.WMValLoss }, 1, 0, 0}
+	seriesStaleness = metricSeries{"staleness", "Policy staleness (versions behind)", func(r *runstore.MetricsRow) float64 { return r.Staleness }, 1, 0, 0}
+	seriesBatch     = metricSeries{"inference_batch", "Inference batch size (requests)", func(r *runstore.MetricsRow) float64 { return r.InferenceBatch }, 1, 0, 0}
+	seriesQueue     = metricSeries{"queue_wait_ms", "Inference queue wait, p99 (ms)", func(r *runstore.MetricsRow) float64 { return r.QueueWaitMs }, 1, 0, 0}
+	seriesLagClip   = metricSeries{"lag_clip_frac", "Tokens outside PPO's clip range (%)", func(r *runstore.MetricsRow) float64 { return r.LagClipFrac }, 100, 0, 0}
+	seriesLagLowW   = metricSeries{"lag_low_weight_frac", "Tokens with GIPO weight < 1e-3 (%)", func(r *runstore.MetricsRow) float64 { return r.LagLowWeight }, 100, 0, 0}
+	seriesLagESS    = metricSeries{"lag_ess", "Effective sample size of the ratios (fraction)", func(r *runstore.MetricsRow) float64 { return r.LagESS }, 1, 0, 0}
 )
 
 // columnNames lists the columns of series for messages: "a, b and c".

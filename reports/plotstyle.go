@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/accerl/accerl/runstore"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
@@ -265,7 +266,7 @@ func (f *figure) save(expDir string) ([]string, error) {
 		data []byte
 	}{{".png", f.PNG}, {".svg", f.SVG}} {
 		path := filepath.Join(expDir, figuresDir, f.Name+out.ext)
-		if err := writeAtomic(path, func(w io.Writer) error { _, err := w.Write(out.data); return err }); err != nil {
+		if err := runstore.WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write(out.data); return err }); err != nil {
 			return nil, fmt.Errorf("save figure %q: %w", path, err)
 		}
 		paths = append(paths, path)

@@ -1,5 +1,7 @@
 package reports
 
+import "github.com/accerl/accerl/runstore"
+
 // Results is the content of results.json: one entry per run and one
 // aggregate per arm, for scripts. Floats that are unknown are null.
 type Results struct {
@@ -35,19 +37,19 @@ type TargetInfo struct {
 
 // RunResult is one run in results.json.
 type RunResult struct {
-	Experiment      string     `json:"experiment"`
-	Arm             string     `json:"arm"`
-	Seed            uint64     `json:"seed"`
-	Status          string     `json:"status"` // a RunSummary status, or "missing"/"pending" for runs without one
-	EnvSteps        int64      `json:"env_steps"`
-	Updates         int64      `json:"updates"`
-	Episodes        int64      `json:"episodes"`
-	FinalMeanReturn JSONFloat  `json:"final_mean_return"`
-	StepsPerS       JSONFloat  `json:"steps_per_s"`
-	WallS           JSONFloat  `json:"wall_s"`
-	ParamsSHA256    string     `json:"params_sha256"`
-	Manifest        string     `json:"manifest,omitempty"`        // path of the run's manifest.json relative to the experiment directory
-	StepsToTarget   *RunTarget `json:"steps_to_target,omitempty"` // absent without a target or a return curve
+	Experiment      string             `json:"experiment"`
+	Arm             string             `json:"arm"`
+	Seed            uint64             `json:"seed"`
+	Status          string             `json:"status"` // a runstore.RunSummary status, or "missing"/"pending" for runs without one
+	EnvSteps        int64              `json:"env_steps"`
+	Updates         int64              `json:"updates"`
+	Episodes        int64              `json:"episodes"`
+	FinalMeanReturn runstore.JSONFloat `json:"final_mean_return"`
+	StepsPerS       runstore.JSONFloat `json:"steps_per_s"`
+	WallS           runstore.JSONFloat `json:"wall_s"`
+	ParamsSHA256    string             `json:"params_sha256"`
+	Manifest        string             `json:"manifest,omitempty"`        // path of the run's manifest.json relative to the experiment directory
+	StepsToTarget   *RunTarget         `json:"steps_to_target,omitempty"` // absent without a target or a return curve
 	// StepsToTargetEval is the same measured on the run's evaluation
 	// points; absent without a target or an evaluation row.
 	StepsToTargetEval *RunTarget `json:"steps_to_target_eval,omitempty"`
@@ -71,53 +73,53 @@ type RunTarget struct {
 	// Steps is the env steps at the first crossing: of the smoothed
 	// training return (steps_to_target) or of an evaluation's mean return
 	// (steps_to_target_eval); null when not reached.
-	Steps  JSONFloat `json:"steps"`
-	Budget float64   `json:"budget"` // env steps the run has done
+	Steps  runstore.JSONFloat `json:"steps"`
+	Budget float64            `json:"budget"` // env steps the run has done
 }
 
 // Stat summarises one quantity across the seeds of an arm.
 type Stat struct {
-	N    int       `json:"n"` // seeds with a value
-	Mean JSONFloat `json:"mean"`
-	Std  JSONFloat `json:"std"` // sample standard deviation (n-1)
-	Min  JSONFloat `json:"min"`
-	Max  JSONFloat `json:"max"`
+	N    int                `json:"n"` // seeds with a value
+	Mean runstore.JSONFloat `json:"mean"`
+	Std  runstore.JSONFloat `json:"std"` // sample standard deviation (n-1)
+	Min  runstore.JSONFloat `json:"min"`
+	Max  runstore.JSONFloat `json:"max"`
 }
 
 // ArmResult aggregates the seeds of one arm in results.json. Every _ci_low
 // and _ci_high pair is a 95% percentile-bootstrap interval over seeds.
 type ArmResult struct {
-	Arm         string    `json:"arm"`
-	Runs        int       `json:"runs"`      // runs expected (seeds)
-	Completed   int       `json:"completed"` // runs with status completed
-	FinalReturn Stat      `json:"final_return"`
-	IQM         JSONFloat `json:"final_return_iqm"`
-	IQMLow      JSONFloat `json:"final_return_iqm_ci_low"`
-	IQMHigh     JSONFloat `json:"final_return_iqm_ci_high"`
-	StepsPerS   Stat      `json:"steps_per_s"`
+	Arm         string             `json:"arm"`
+	Runs        int                `json:"runs"`      // runs expected (seeds)
+	Completed   int                `json:"completed"` // runs with status completed
+	FinalReturn Stat               `json:"final_return"`
+	IQM         runstore.JSONFloat `json:"final_return_iqm"`
+	IQMLow      runstore.JSONFloat `json:"final_return_iqm_ci_low"`
+	IQMHigh     runstore.JSONFloat `json:"final_return_iqm_ci_high"`
+	StepsPerS   Stat               `json:"steps_per_s"`
 	// StepsPerSLow and StepsPerSHigh bound StepsPerS.Mean.
-	StepsPerSLow  JSONFloat `json:"steps_per_s_ci_low"`
-	StepsPerSHigh JSONFloat `json:"steps_per_s_ci_high"`
-	WallS         Stat      `json:"wall_s"`
-	EnvSteps      Stat      `json:"env_steps"`
+	StepsPerSLow  runstore.JSONFloat `json:"steps_per_s_ci_low"`
+	StepsPerSHigh runstore.JSONFloat `json:"steps_per_s_ci_high"`
+	WallS         Stat               `json:"wall_s"`
+	EnvSteps      Stat               `json:"env_steps"`
 	// Speedup is the arm's mean steps/s over the baseline arm's; its
 	// interval resamples both arms' seeds independently. The baseline's is
 	// exactly 1.
-	Speedup     JSONFloat `json:"speedup_vs_baseline"`
-	SpeedupLow  JSONFloat `json:"speedup_ci_low"`
-	SpeedupHigh JSONFloat `json:"speedup_ci_high"`
+	Speedup     runstore.JSONFloat `json:"speedup_vs_baseline"`
+	SpeedupLow  runstore.JSONFloat `json:"speedup_ci_low"`
+	SpeedupHigh runstore.JSONFloat `json:"speedup_ci_high"`
 	// ProbImprovement is P(final return of a seed of this arm > one of the
 	// baseline), ties counting ½ (ProbabilityOfImprovement); null for the
 	// baseline itself.
-	ProbImprovement     JSONFloat `json:"prob_improvement_vs_baseline"`
-	ProbImprovementLow  JSONFloat `json:"prob_improvement_ci_low"`
-	ProbImprovementHigh JSONFloat `json:"prob_improvement_ci_high"`
+	ProbImprovement     runstore.JSONFloat `json:"prob_improvement_vs_baseline"`
+	ProbImprovementLow  runstore.JSONFloat `json:"prob_improvement_ci_low"`
+	ProbImprovementHigh runstore.JSONFloat `json:"prob_improvement_ci_high"`
 	// OptimalityGap of the final returns against the target
 	// (OptimalityGap); null without a target.
-	OptimalityGap     JSONFloat  `json:"optimality_gap"`
-	OptimalityGapLow  JSONFloat  `json:"optimality_gap_ci_low"`
-	OptimalityGapHigh JSONFloat  `json:"optimality_gap_ci_high"`
-	StepsToTarget     *ArmTarget `json:"steps_to_target,omitempty"` // absent without a target
+	OptimalityGap     runstore.JSONFloat `json:"optimality_gap"`
+	OptimalityGapLow  runstore.JSONFloat `json:"optimality_gap_ci_low"`
+	OptimalityGapHigh runstore.JSONFloat `json:"optimality_gap_ci_high"`
+	StepsToTarget     *ArmTarget         `json:"steps_to_target,omitempty"` // absent without a target
 	// StepsToTargetEval is the same measured on evaluation points
 	// (RunResult.StepsToTargetEval); absent without a target or without
 	// any evaluation row in the arm's runs.
@@ -129,23 +131,23 @@ type ArmResult struct {
 // than its budget, so the median and the interval ends are null (+∞) when
 // the rank they fall on is such a seed.
 type ArmTarget struct {
-	Seeds   int       `json:"seeds"`   // seeds with a return curve
-	Reached int       `json:"reached"` // seeds that reached the target
-	Median  JSONFloat `json:"median"`
-	Low     JSONFloat `json:"ci_low"`
-	High    JSONFloat `json:"ci_high"`
+	Seeds   int                `json:"seeds"`   // seeds with a return curve
+	Reached int                `json:"reached"` // seeds that reached the target
+	Median  runstore.JSONFloat `json:"median"`
+	Low     runstore.JSONFloat `json:"ci_low"`
+	High    runstore.JSONFloat `json:"ci_high"`
 	// LowerBound is the median with unreached seeds at their budgets; it
 	// equals Median when that is finite.
-	LowerBound JSONFloat `json:"lower_bound"`
+	LowerBound runstore.JSONFloat `json:"lower_bound"`
 	// Ratio is Median over the baseline's Median (below 1: fewer env steps
 	// than the baseline). When one side did not reach the target it is a
 	// bound, and RatioBound says which way: ">" (at least) or "<" (at most).
-	Ratio      JSONFloat `json:"ratio_vs_baseline"`
-	RatioBound string    `json:"ratio_bound,omitempty"`
+	Ratio      runstore.JSONFloat `json:"ratio_vs_baseline"`
+	RatioBound string             `json:"ratio_bound,omitempty"`
 }
 
 func newStat(xs []float64) Stat {
 	v := finite(xs)
 	lo, hi := minMax(v)
-	return Stat{N: len(v), Mean: JSONFloat(mean(v)), Std: JSONFloat(sampleStd(v)), Min: JSONFloat(lo), Max: JSONFloat(hi)}
+	return Stat{N: len(v), Mean: runstore.JSONFloat(mean(v)), Std: runstore.JSONFloat(sampleStd(v)), Min: runstore.JSONFloat(lo), Max: runstore.JSONFloat(hi)}
 }

@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/accerl/accerl/runstore"
 )
 
 // armTable is the per-arm results table that report.md, report.html,
@@ -149,7 +151,7 @@ func withCI(st cellStyle, point, lo, hi float64, f func(float64) string) string 
 // fmtSteps formats a steps-to-target median with its interval; an end at
 // +Inf (censored seeds) is written as more than the largest budget.
 func fmtSteps(st cellStyle, s *ArmTarget) string {
-	// JSONFloat keeps +Inf in memory; only its JSON form is null.
+	// runstore.JSONFloat keeps +Inf in memory; only its JSON form is null.
 	med, lo, hi := float64(s.Median), float64(s.Low), float64(s.High)
 	text := ""
 	if math.IsInf(med, 1) {
@@ -202,7 +204,7 @@ func targetCSV(s *ArmTarget) []string {
 	if s == nil {
 		return make([]string, 8)
 	}
-	f := func(v JSONFloat) string { return csvFloat(float64(v)) }
+	f := func(v runstore.JSONFloat) string { return csvFloat(float64(v)) }
 	return []string{f(s.Median), f(s.Low), f(s.High), f(s.LowerBound), strconv.Itoa(s.Reached),
 		strconv.Itoa(s.Seeds), f(s.Ratio), s.RatioBound}
 }
@@ -216,7 +218,7 @@ func (t *armTable) writeCSV(w io.Writer) error {
 		return err
 	}
 	for _, a := range t.arms {
-		f := func(v JSONFloat) string { return csvFloat(float64(v)) }
+		f := func(v runstore.JSONFloat) string { return csvFloat(float64(v)) }
 		row := []string{a.Arm, strconv.FormatBool(a.Arm == t.baseline), strconv.Itoa(a.Runs), strconv.Itoa(a.Completed),
 			strconv.Itoa(a.FinalReturn.N), f(a.IQM), f(a.IQMLow), f(a.IQMHigh), f(a.FinalReturn.Mean), f(a.FinalReturn.Std),
 			f(a.StepsPerS.Mean), f(a.StepsPerSLow), f(a.StepsPerSHigh), f(a.Speedup), f(a.SpeedupLow), f(a.SpeedupHigh),

@@ -8,16 +8,18 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/accerl/accerl/runstore"
 )
 
 func TestGenerateTargetSources(t *testing.T) {
 	dir := writeExperiment(t, fixtureRuns())
-	var m ExperimentManifest
-	if err := ReadJSON(filepath.Join(dir, ExperimentFile), &m); err != nil {
+	var m runstore.ExperimentManifest
+	if err := runstore.ReadJSON(filepath.Join(dir, runstore.ExperimentFile), &m); err != nil {
 		t.Fatal(err)
 	}
 	m.Target, m.RandomScore = new(fixtureTarget), new(-5.0)
-	if err := WriteJSON(filepath.Join(dir, ExperimentFile), m); err != nil {
+	if err := runstore.WriteJSON(filepath.Join(dir, runstore.ExperimentFile), m); err != nil {
 		t.Fatal(err)
 	}
 	opts := Options{BootstrapReps: 50, SmoothWindow: 10, NoHTML: true}
@@ -54,7 +56,7 @@ func TestGenerateTargetSources(t *testing.T) {
 	// Without any target: no steps-to-target figure (its old files are
 	// removed), no gap, and report.md says why.
 	m.Target = nil
-	if err := WriteJSON(filepath.Join(dir, ExperimentFile), m); err != nil {
+	if err := runstore.WriteJSON(filepath.Join(dir, runstore.ExperimentFile), m); err != nil {
 		t.Fatal(err)
 	}
 	rep, err = Generate(dir, Options{BootstrapReps: 50, SmoothWindow: 10, NoHTML: true})

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/accerl/accerl/runstore"
 )
 
 // FirstCrossing returns the first x at which c reaches target (y ≥ target),
@@ -172,7 +174,7 @@ func measureTargets(e *experimentData, opts Options, m targetMeasure) targetResu
 	for i, r := range e.Runs {
 		if t, ok := m.ofRun(r, e.Target.Return); ok {
 			byArm[r.Arm] = append(byArm[r.Arm], t)
-			out.Runs[i] = &RunTarget{Reached: t.Reached, Steps: JSONFloat(t.Steps), Budget: t.Budget}
+			out.Runs[i] = &RunTarget{Reached: t.Reached, Steps: runstore.JSONFloat(t.Steps), Budget: t.Budget}
 		}
 	}
 	for i, arm := range e.Arms {
@@ -181,9 +183,9 @@ func measureTargets(e *experimentData, opts Options, m targetMeasure) targetResu
 		}
 		at := aggregateTarget(byArm[arm], opts.BootstrapReps, armRng(opts, arm, m.stream))
 		out.Details[i] = &at
-		out.Arms[i] = &ArmTarget{Seeds: len(at.Runs), Reached: at.Reached, Median: JSONFloat(at.Median.Point),
-			Low: JSONFloat(at.Median.Low), High: JSONFloat(at.Median.High), LowerBound: JSONFloat(at.Bound),
-			Ratio: JSONFloat(math.NaN())}
+		out.Arms[i] = &ArmTarget{Seeds: len(at.Runs), Reached: at.Reached, Median: runstore.JSONFloat(at.Median.Point),
+			Low: runstore.JSONFloat(at.Median.Low), High: runstore.JSONFloat(at.Median.High), LowerBound: runstore.JSONFloat(at.Bound),
+			Ratio: runstore.JSONFloat(math.NaN())}
 	}
 	base := slices.Index(e.Arms, e.Baseline)
 	if base < 0 {
@@ -192,7 +194,7 @@ func measureTargets(e *experimentData, opts Options, m targetMeasure) targetResu
 	for i, a := range out.Arms {
 		if a != nil {
 			v, rel := targetRatio(out.Details[i], out.Details[base])
-			a.Ratio, a.RatioBound = JSONFloat(v), rel
+			a.Ratio, a.RatioBound = runstore.JSONFloat(v), rel
 		}
 	}
 	return out

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/accerl/accerl/runstore"
 )
 
 func TestFirstCrossing(t *testing.T) {
@@ -20,7 +22,7 @@ func TestFirstCrossing(t *testing.T) {
 func episodesRun(returns ...float64) *runData {
 	r := &runData{EnvSteps: int64(10 * len(returns))}
 	for i, ret := range returns {
-		r.Episodes = append(r.Episodes, EpisodeRow{EnvSteps: int64(10 * (i + 1)), Return: ret})
+		r.Episodes = append(r.Episodes, runstore.EpisodeRow{EnvSteps: int64(10 * (i + 1)), Return: ret})
 	}
 	return r
 }

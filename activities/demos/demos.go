@@ -43,7 +43,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/accerl/accerl/reports"
+	"github.com/accerl/accerl/runstore"
 	"github.com/accerl/accerl/testenv/tabletop"
 )
 
@@ -211,7 +211,7 @@ func Collect(ctx context.Context, cfg Config, dir string, progress Progress) (In
 	if err != nil {
 		return Info{}, err
 	}
-	if err := reports.WriteFileAtomic(filepath.Join(dir, ManifestFile), func(w io.Writer) error {
+	if err := runstore.WriteFileAtomic(filepath.Join(dir, ManifestFile), func(w io.Writer) error {
 		_, err := w.Write(append(data, '\n'))
 		return err
 	}); err != nil {
@@ -427,7 +427,7 @@ func writeFile(path string, cfg Config, task int, d *Demos) error {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	err := reports.WriteFileAtomic(path, func(f io.Writer) error {
+	err := runstore.WriteFileAtomic(path, func(f io.Writer) error {
 		w, err := ipc.NewFileWriter(f, ipc.WithSchema(sc), ipc.WithAllocator(mem), ipc.WithZstd())
 		if err != nil {
 			return err

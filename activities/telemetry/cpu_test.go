@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/accerl/accerl/reports"
+	"github.com/accerl/accerl/runstore"
 )
 
 // procStatA and procStatB are two readings of a 2-core machine, 100 ticks
@@ -173,7 +173,7 @@ func TestSummarizeModels(t *testing.T) {
 }
 
 func TestNoGPUMatchesManifests(t *testing.T) {
-	if NoGPU != reports.NoGPU {
-		t.Errorf("telemetry.NoGPU = %q, reports.NoGPU = %q: manifests and samplers would disagree", NoGPU, reports.NoGPU)
+	if NoGPU != runstore.NoGPU {
+		t.Errorf("telemetry.NoGPU = %q, runstore.NoGPU = %q: manifests and samplers would disagree", NoGPU, runstore.NoGPU)
 	}
 }

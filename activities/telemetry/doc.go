@@ -2,7 +2,7 @@
 // utilisation of all cores from /proc/stat and, when an NVIDIA GPU is
 // visible, GPU utilisation and memory through NVML (github.com/NVIDIA/go-nvml).
 // The trainer takes one Sample per metrics row and stores it in the
-// cpu_util, gpu_util and gpu_mem columns (see package reports).
+// cpu_util, gpu_util and gpu_mem columns (see package runstore).
 //
 // Typical use:
 //

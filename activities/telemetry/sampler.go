@@ -6,7 +6,7 @@ import (
 )
 
 // NoGPU is what GPUName returns on a machine without a usable NVIDIA GPU.
-// It equals reports.NoGPU, the value run manifests show in that case.
+// It equals runstore.NoGPU, the value run manifests show in that case.
 const NoGPU = "no GPU"
 
 // Sample is the machine's load over one interval. Fields that cannot be

@@ -14,7 +14,7 @@ import (
 	"path/filepath"
 	"reflect"
 
-	"github.com/accerl/accerl/reports"
+	"github.com/accerl/accerl/runstore"
 )
 
 // Behaviour policies accepted by CollectConfig.Behaviour.
@@ -218,7 +218,7 @@ func collect(ctx context.Context, cfg CollectConfig, dir string, makeSim func() 
 	if err != nil {
 		return DatasetInfo{}, err
 	}
-	if err := reports.WriteFileAtomic(filepath.Join(dir, ManifestFile), func(w io.Writer) error {
+	if err := runstore.WriteFileAtomic(filepath.Join(dir, ManifestFile), func(w io.Writer) error {
 		_, err := w.Write(append(data, '\n'))
 		return err
 	}); err != nil {

@@ -9,12 +9,11 @@ import (
 	"reflect"
 	"strconv"
 
+	"github.com/accerl/accerl/runstore"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-
-	"github.com/accerl/accerl/reports"
 )
 
 // Shard schema metadata keys.
@@ -84,7 +83,7 @@ func writeShard(path string, cfg CollectConfig, first, n int, ds *Dataset) error
 	b.Field(8).(*array.BooleanBuilder).AppendValues(ds.Success, nil)
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	err := reports.WriteFileAtomic(path, func(f io.Writer) error {
+	err := runstore.WriteFileAtomic(path, func(f io.Writer) error {
 		w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema), ipc.WithAllocator(mem))
 		if err != nil {
 			return err

@@ -13,6 +13,7 @@ import (
 	"github.com/accerl/accerl/activities"
 	"github.com/accerl/accerl/reports"
 	"github.com/accerl/accerl/runstate"
+	"github.com/accerl/accerl/runstore"
 	"github.com/accerl/accerl/specs"
 )
 
@@ -264,7 +265,7 @@ func runSampleArm(ctx context.Context, cfg specs.Config, seed uint64, ev sampleE
 	if err != nil {
 		return arm, err
 	}
-	_, episodes, err := reports.ReadRun(dir)
+	_, episodes, err := runstore.ReadRun(dir)
 	if err != nil {
 		return arm, err
 	}

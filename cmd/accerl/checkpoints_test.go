@@ -7,7 +7,7 @@ import (
 
 	"github.com/accerl/accerl/activities"
 	"github.com/accerl/accerl/activities/checkpoint"
-	"github.com/accerl/accerl/reports"
+	"github.com/accerl/accerl/runstore"
 	"github.com/accerl/accerl/specs"
 )
 
@@ -17,8 +17,8 @@ import (
 func assertCheckpointsFinite(t *testing.T, root string) {
 	t.Helper()
 	runDir := filepath.Dir(root)
-	var man reports.RunManifest
-	if err := reports.ReadJSON(filepath.Join(runDir, "manifest.json"), &man); err != nil {
+	var man runstore.RunManifest
+	if err := runstore.ReadJSON(filepath.Join(runDir, "manifest.json"), &man); err != nil {
 		t.Fatal(err)
 	}
 	var cfg specs.Config

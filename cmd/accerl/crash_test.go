@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/accerl/accerl/activities/checkpoint"
-	"github.com/accerl/accerl/reports"
+	"github.com/accerl/accerl/runstore"
 )
 
 // The crash test runs accerl as a child process: the test binary re-executes itself with
@@ -141,20 +141,20 @@ experiment "crash" {
 }
 
 type runOutcome struct {
-	summary  reports.RunSummary
-	metrics  []reports.MetricsRow
-	episodes []reports.EpisodeRow
+	summary  runstore.RunSummary
+	metrics  []runstore.MetricsRow
+	episodes []runstore.EpisodeRow
 }
 
 func readOutcome(t *testing.T, out string) runOutcome {
 	t.Helper()
 	runDir := filepath.Join(out, "base", "seed-3")
 	var o runOutcome
-	if err := reports.ReadJSON(filepath.Join(runDir, "summary.json"), &o.summary); err != nil {
+	if err := runstore.ReadJSON(filepath.Join(runDir, "summary.json"), &o.summary); err != nil {
 		t.Fatal(err)
 	}
 	var err error
-	if o.metrics, o.episodes, err = reports.ReadRun(runDir); err != nil {
+	if o.metrics, o.episodes, err = runstore.ReadRun(runDir); err != nil {
 		t.Fatal(err)
 	}
 	return o

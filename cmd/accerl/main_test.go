@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/accerl/accerl/reports"
+	"github.com/accerl/accerl/runstore"
 )
 
 // tinySpec is the smallest experiment that still exercises everything: two arms (async and
@@ -79,8 +79,8 @@ func TestEndToEndOnEmbeddedServer(t *testing.T) {
 	// fewer of them.
 	for _, arm := range []string{"base", "sync"} {
 		runDir := filepath.Join(out, arm, "seed-7")
-		var sum reports.RunSummary
-		if err := reports.ReadJSON(filepath.Join(runDir, "summary.json"), &sum); err != nil {
+		var sum runstore.RunSummary
+		if err := runstore.ReadJSON(filepath.Join(runDir, "summary.json"), &sum); err != nil {
 			t.Fatal(err)
 		}
 		if sum.Status != "completed" || sum.EnvSteps != 3072 {
@@ -89,7 +89,7 @@ func TestEndToEndOnEmbeddedServer(t *testing.T) {
 		if arm == "sync" && (sum.Updates != 12 || sum.Segments != 3) {
 			t.Errorf("sync summary = %+v, want 12 updates in 3 segments", sum)
 		}
-		rows, _, err := reports.ReadRun(runDir)
+		rows, _, err := runstore.ReadRun(runDir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,8 +203,8 @@ func TestNaNFailsRunAfterBoundedRetries(t *testing.T) {
 		t.Fatalf("run with a NaN at update 6 returned %v, want exit status 1\n%s\n%s", err, stdout.String(), stderr.String())
 	}
 	runDir := filepath.Join(out, "base", "seed-7")
-	var sum reports.RunSummary
-	if err := reports.ReadJSON(filepath.Join(runDir, "summary.json"), &sum); err != nil {
+	var sum runstore.RunSummary
+	if err := runstore.ReadJSON(filepath.Join(runDir, "summary.json"), &sum); err != nil {
 		t.Fatal(err)
 	}
 	// Update 6 lies in segment 2 (updates 5-8); segment 1's checkpoint and rows survive.
@@ -214,7 +214,7 @@ func TestNaNFailsRunAfterBoundedRetries(t *testing.T) {
 	if !strings.Contains(stdout.String(), "update 6") {
 		t.Errorf("run output does not show the reason:\n%s", stdout.String())
 	}
-	rows, _, err := reports.ReadRun(runDir)
+	rows, _, err := runstore.ReadRun(runDir)
 	if err != nil || len(rows) != 4 {
 		t.Errorf("metrics rows = %d (%v), want the 4 of segment 1", len(rows), err)
 	}

@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/accerl/accerl/reports"
+	"github.com/accerl/accerl/runstore"
 	"github.com/accerl/accerl/workflows"
 )
 
@@ -33,8 +33,8 @@ type runStatus struct {
 	ID                 string                 `json:"id"`
 	State              string                 `json:"state"`
 	Progress           *workflows.RunProgress `json:"progress,omitempty"`
-	Summary            *reports.RunSummary    `json:"summary,omitempty"`
-	Manifest           *reports.RunManifest   `json:"manifest,omitempty"`
+	Summary            *runstore.RunSummary   `json:"summary,omitempty"`
+	Manifest           *runstore.RunManifest  `json:"manifest,omitempty"`
 	LastCheckpointAgeS float64                `json:"last_checkpoint_age_s,omitempty"`
 }
 
@@ -139,8 +139,8 @@ func listExperiments(ctx context.Context, c client.Client) ([]experimentStatus, 
 }
 
 func listRuns(ctx context.Context, c client.Client, e experimentStatus) []runStatus {
-	var man reports.ExperimentManifest
-	if e.OutDir == "" || reports.ReadJSON(filepath.Join(e.OutDir, "experiment.json"), &man) != nil {
+	var man runstore.ExperimentManifest
+	if e.OutDir == "" || runstore.ReadJSON(filepath.Join(e.OutDir, "experiment.json"), &man) != nil {
 		return nil
 	}
 	var runs []runStatus
@@ -149,12 +149,12 @@ func listRuns(ctx context.Context, c client.Client, e experimentStatus) []runSta
 			id := fmt.Sprintf("%s/seed-%d", arm, seed)
 			rs := runStatus{ID: id, State: workflows.StatusPending}
 			dir := filepath.Join(e.OutDir, arm, fmt.Sprintf("seed-%d", seed))
-			var man reports.RunManifest
-			if err := reports.ReadJSON(filepath.Join(dir, "manifest.json"), &man); err == nil {
+			var man runstore.RunManifest
+			if err := runstore.ReadJSON(filepath.Join(dir, "manifest.json"), &man); err == nil {
 				rs.Manifest = &man
 			}
-			var sum reports.RunSummary
-			if err := reports.ReadJSON(filepath.Join(dir, "summary.json"), &sum); err == nil {
+			var sum runstore.RunSummary
+			if err := runstore.ReadJSON(filepath.Join(dir, "summary.json"), &sum); err == nil {
 				rs.Summary = &sum
 				rs.State = sum.Status
 				if !sum.Updated.IsZero() {

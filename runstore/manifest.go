@@ -1,4 +1,4 @@
-package reports
+package runstore
 
 import (
 	"encoding/json"
@@ -39,7 +39,7 @@ type ExperimentManifest struct {
 	Seeds    []uint64 `json:"seeds"`
 	// Target is the episode return that counts as solving the task, for
 	// the steps-to-target figure and the optimality gap; nil for none.
-	// Options.Target overrides it.
+	// The renderer's reports.Options.Target overrides it.
 	Target *float64 `json:"target,omitempty"`
 	// RandomScore is the return that normalises to 0 in the optimality
 	// gap (rliable's "random" score); nil means 0.

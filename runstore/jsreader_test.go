@@ -1,4 +1,4 @@
-package reports
+package runstore
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 )
 
 // npmCache is where the independent reader is installed once; it is
-// git-ignored (reports/.gitignore) and safe to delete.
+// git-ignored (runstore/.gitignore) and safe to delete.
 const npmCache = "testdata/.npm-cache"
 
 // arrowJSMajor pins the apache-arrow npm package to one major version so

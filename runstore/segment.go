@@ -1,4 +1,4 @@
-package reports
+package runstore
 
 import (
 	"cmp"
@@ -111,7 +111,7 @@ func fixSegment(got *int32, want int32) error {
 func writeTable[R any](mem memory.Allocator, path string, t *table[R], rows []R) error {
 	rec := t.record(mem, rows)
 	defer rec.Release()
-	err := writeAtomic(path, func(w io.Writer) error {
+	err := WriteFileAtomic(path, func(w io.Writer) error {
 		fw, err := ipc.NewFileWriter(w, ipc.WithSchema(t.schema), ipc.WithAllocator(mem))
 		if err != nil {
 			return err

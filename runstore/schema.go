@@ -1,4 +1,4 @@
-package reports
+package runstore
 
 import (
 	"fmt"
@@ -140,7 +140,7 @@ func (t *table[R]) record(mem memory.Allocator, rows []R) arrow.RecordBatch {
 				fb.Append(*c.f64(&rows[j]))
 			}
 		default:
-			panic(fmt.Sprintf("reports: column %q has unsupported builder %T", c.name, fb))
+			panic(fmt.Sprintf("runstore: column %q has unsupported builder %T", c.name, fb))
 		}
 	}
 	return b.NewRecordBatch()

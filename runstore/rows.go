@@ -1,4 +1,4 @@
-package reports
+package runstore
 
 // MetricsRow is one trainer update (or one logging interval) of a run. The
 // comment after each field is its column name in the metrics file. Float

@@ -1,4 +1,4 @@
-package reports
+package runstore
 
 import (
 	"encoding/json"
@@ -10,17 +10,10 @@ import (
 
 // WriteFileAtomic creates path by calling write on a hidden temporary file in the same
 // directory, fsyncing it, renaming it over path and fsyncing the directory, so readers see
-// either the old file or the complete new one. Other packages that store files a crash must
-// never leave half-written (the world model's offline dataset) use it too.
-func WriteFileAtomic(path string, write func(w io.Writer) error) error {
-	return writeAtomic(path, write)
-}
-
-// writeAtomic creates path by calling write on a hidden temporary file in
-// the same directory, fsyncing it, renaming it over path and fsyncing the
-// directory. Readers see the old file or the new one, never a partial one.
-// Missing parent directories are created.
-func writeAtomic(path string, write func(w io.Writer) error) (err error) {
+// either the old file or the complete new one, never a partial one. Missing parent
+// directories are created. Every file of a run goes through it, and so do other files a
+// crash must never leave half-written (the world model's offline dataset, the report).
+func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -71,7 +64,7 @@ func WriteJSON(path string, v any) error {
 		return fmt.Errorf("write json %q: %w", path, err)
 	}
 	data = append(data, '\n')
-	err = writeAtomic(path, func(w io.Writer) error {
+	err = WriteFileAtomic(path, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})
