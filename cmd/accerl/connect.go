@@ -14,6 +14,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/accerl/accerl/activities/telemetry"
+	"github.com/accerl/accerl/specs"
 	"github.com/accerl/accerl/worker"
 	"github.com/accerl/accerl/workflows"
 )
@@ -84,8 +85,9 @@ func (t *temporalFlags) connect(ctx context.Context, stderr io.Writer) (*conn, e
 
 // startWorker runs in-process workers on both task queues: "cpu" (workflows and every
 // activity) and "gpu" (the segments of runs whose spec asks for a GPU), so that a spec with
-// resources { gpu = 1 } runs here too — on the CPU when this machine has no GPU, which it says.
-func (c *conn) startWorker(stderr io.Writer) error {
+// resources { gpu = 1 } runs here too — on the CPU when this machine has no GPU, which it says
+// when exp asks for one.
+func (c *conn) startWorker(exp *specs.Experiment, stderr io.Writer) error {
 	for _, q := range []string{workflows.TaskQueueCPU, workflows.TaskQueueGPU} {
 		w := worker.New(c.client, q, worker.Options{})
 		if err := w.Start(); err != nil {
@@ -93,7 +95,11 @@ func (c *conn) startWorker(stderr io.Writer) error {
 		}
 		c.workers = append(c.workers, w)
 	}
-	if gpu := telemetry.GPUName(); gpu == telemetry.NoGPU {
+	wantsGPU := false
+	for _, a := range exp.Arms {
+		wantsGPU = wantsGPU || a.Config.Resources.GPU > 0
+	}
+	if wantsGPU && telemetry.GPUName() == telemetry.NoGPU {
 		fmt.Fprintln(stderr, "No GPU on this machine: segments that ask for one (resources { gpu = 1 }) run on its CPU.")
 	}
 	return nil

@@ -48,7 +48,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	defer c.close()
 	if c.owned && !*noWorker {
-		if err := c.startWorker(stderr); err != nil {
+		if err := c.startWorker(exp, stderr); err != nil {
 			return err
 		}
 	}
