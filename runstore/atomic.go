@@ -1,6 +1,8 @@
 package runstore
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -85,4 +87,15 @@ func ReadJSON(path string, v any) error {
 		return fmt.Errorf("read json %q: %w", path, err)
 	}
 	return nil
+}
+
+// FileSHA256 is the hex SHA-256 of the file at path, the checksum manifests record for the
+// files they list (datasets, demonstrations).
+func FileSHA256(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
 }

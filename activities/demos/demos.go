@@ -27,8 +27,6 @@ package demos
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -190,7 +188,7 @@ func Collect(ctx context.Context, cfg Config, dir string, progress Progress) (In
 				return Info{}, err
 			}
 		}
-		sum, err := fileSHA256(path)
+		sum, err := runstore.FileSHA256(path)
 		if err != nil {
 			return Info{}, err
 		}
@@ -335,7 +333,7 @@ func readManifest(dir string) (Info, error) {
 
 func verify(info Info) error {
 	for _, f := range info.Files {
-		sum, err := fileSHA256(filepath.Join(info.Dir, f.Name))
+		sum, err := runstore.FileSHA256(filepath.Join(info.Dir, f.Name))
 		if err != nil {
 			return err
 		}
@@ -344,15 +342,6 @@ func verify(info Info) error {
 		}
 	}
 	return nil
-}
-
-func fileSHA256(path string) (string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	s := sha256.Sum256(data)
-	return hex.EncodeToString(s[:]), nil
 }
 
 // Column names.

@@ -203,7 +203,7 @@ func collect(ctx context.Context, cfg CollectConfig, dir string, makeSim func() 
 				return DatasetInfo{}, err
 			}
 		}
-		sum, err := fileSHA256(path)
+		sum, err := runstore.FileSHA256(path)
 		if err != nil {
 			return DatasetInfo{}, err
 		}
@@ -356,7 +356,7 @@ func readManifest(dir string) (DatasetInfo, error) {
 // verifyFiles checks every file of info against its checksum.
 func verifyFiles(info DatasetInfo) error {
 	for _, f := range info.Files {
-		sum, err := fileSHA256(filepath.Join(info.Dir, f.Name))
+		sum, err := runstore.FileSHA256(filepath.Join(info.Dir, f.Name))
 		if err != nil {
 			return err
 		}
@@ -365,15 +365,6 @@ func verifyFiles(info DatasetInfo) error {
 		}
 	}
 	return nil
-}
-
-func fileSHA256(path string) (string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:]), nil
 }
 
 // shardName is the file name of shard i: "part-000000.arrow".
