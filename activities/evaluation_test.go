@@ -93,3 +93,33 @@ func TestTrainSegmentEvaluates(t *testing.T) {
 		t.Errorf("re-evaluating the segment-2 checkpoint gives %v, the metrics row %v", ev.Mean(), rows[5].EvalReturn)
 	}
 }
+
+// A tabletop run's evaluation records the success rate of its episodes in the eval_success
+// column of the segment's last metrics row (and CartPole's, whose success is balancing to the
+// time limit, a share in [0, 1]); an untrained policy on the tabletop succeeds on none.
+func TestEvalSuccessColumn(t *testing.T) {
+	runner := newSegmentRunner(t)
+	cfg := specs.DefaultConfig()
+	cfg.Budget.EnvSteps = 512
+	cfg.Env = specs.Env{Kind: specs.EnvTabletop, Suite: "goal", Tasks: []int{1}, MaxEpisodeSteps: 30, ImageSize: 64,
+		Cameras: []string{"agentview", "wrist"}, Latency: cfg.Env.Latency}
+	cfg.Policy.Action = specs.ActionTokens
+	cfg.Policy.Hidden = []int{8}
+	cfg.Algorithm.BatchSteps, cfg.Algorithm.Minibatches, cfg.Algorithm.Epochs = 256, 2, 1
+	cfg.Pipeline.Mode, cfg.Pipeline.Workers, cfg.Pipeline.EnvsPerWorker = specs.ModeSync, 2, 1
+	cfg.Pipeline.ChunkSteps, cfg.Pipeline.ReplayCapacity = 64, 512
+	cfg.Evaluation.Episodes = 2
+	dir := t.TempDir()
+	res := runner.run(TrainSegmentInput{RunDir: dir, Experiment: "e", Arm: "base", Seed: 1, SpecHash: "h", Config: cfg,
+		Plan: runstate.Plan{Segment: 1, Updates: 1, TotalUpdates: 2}})
+	if !res.HasEvalSuccess || res.EvalSuccess != 0 || res.SegmentEvalSteps != 60 {
+		t.Errorf("result: eval success %v (has %v), %d eval steps; want 0 of 2 episodes of 30 steps", res.EvalSuccess, res.HasEvalSuccess, res.SegmentEvalSteps)
+	}
+	rows, _, err := runstore.ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := rows[len(rows)-1]; last.EvalEpisodes != 2 || last.EvalSuccess != 0 {
+		t.Errorf("last metrics row: eval_episodes %d, eval_success %v; want 2 and 0", last.EvalEpisodes, last.EvalSuccess)
+	}
+}

@@ -93,6 +93,7 @@ func (r *recorder) add(u engine.UpdateReport) {
 		LagLowWeight:   u.Stats.Lag.LowWeightFrac,
 		LagESS:         u.Stats.Lag.ESS,
 		EvalReturn:     math.NaN(), // set on the segment's last row by addEval
+		EvalSuccess:    math.NaN(),
 	})
 }
 
@@ -104,4 +105,7 @@ func (r *recorder) addEval(ev engine.EvalResult) {
 	}
 	last := &r.metrics[len(r.metrics)-1]
 	last.EvalReturn, last.EvalEpisodes = ev.Mean(), int64(len(ev.Returns))
+	if ev.HasSuccess {
+		last.EvalSuccess = ev.SuccessRate()
+	}
 }

@@ -75,6 +75,9 @@
 //	eval_return     float64  mean return of the evaluation episodes played after this update (the
 //	                         spec's evaluation block, at the end of each segment); NaN if none
 //	eval_episodes   int64    evaluation episodes played after this update; 0 if none
+//	eval_success    float64  share of them that reached the task's goal (the tabletop suites, CartPole,
+//	                         Acrobot, MountainCar); NaN if none were played or the task has no notion
+//	                         of success (Pendulum)
 //
 // episodes/seg-NNNNNN.arrow, one row per finished episode (EpisodeRow):
 //

@@ -36,6 +36,7 @@ type MetricsRow struct {
 	LagESS         float64 // lag_ess: effective sample size of the batch's ratios before the first step
 	EvalReturn     float64 // eval_return: mean return of the evaluation episodes played after this update, NaN if none
 	EvalEpisodes   int64   // eval_episodes: evaluation episodes played after this update (0 on most rows)
+	EvalSuccess    float64 // eval_success: share of those episodes that reached the task's goal, NaN if none or no notion of success
 }
 
 // EpisodeRow is one finished episode. The comment after each field is its

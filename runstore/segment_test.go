@@ -56,7 +56,7 @@ func TestColumnNames(t *testing.T) {
 		"episodes", "success", "policy_version", "staleness", "steps_per_s", "inference_batch",
 		"queue_wait_ms", "trainer_busy", "cpu_util", "gpu_util", "gpu_mem", "horizon", "wm_val_loss",
 		"policy_loss", "value_loss", "entropy", "approx_kl", "clip_frac", "grad_norm",
-		"low_weight_frac", "ess", "lag_clip_frac", "lag_low_weight_frac", "lag_ess", "eval_return", "eval_episodes"}
+		"low_weight_frac", "ess", "lag_clip_frac", "lag_low_weight_frac", "lag_ess", "eval_return", "eval_episodes", "eval_success"}
 	if got := MetricsColumns(); !slices.Equal(got, wantMetrics) {
 		t.Errorf("MetricsColumns() = %v\nwant %v", got, wantMetrics)
 	}
@@ -290,8 +290,9 @@ func TestReadForeignSchema(t *testing.T) {
 	// A file from before the evaluation columns: no row is an evaluation
 	// point, and the return reads as "none".
 	for i, r := range rows {
-		if r.EvalEpisodes != 0 || !math.IsNaN(r.EvalReturn) {
-			t.Errorf("row %d of a file without evaluation columns: eval_episodes %d, eval_return %v; want 0 and NaN", i, r.EvalEpisodes, r.EvalReturn)
+		if r.EvalEpisodes != 0 || !math.IsNaN(r.EvalReturn) || !math.IsNaN(r.EvalSuccess) {
+			t.Errorf("row %d of a file without evaluation columns: eval_episodes %d, eval_return %v, eval_success %v; want 0, NaN and NaN",
+				i, r.EvalEpisodes, r.EvalReturn, r.EvalSuccess)
 		}
 	}
 
