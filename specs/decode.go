@@ -224,14 +224,12 @@ func (d *decoder) value(attrs hcl.Attributes, name, path string, want cty.Type, 
 			"The value of %s cannot be known while reading the spec. Use a literal or a variable.", path)
 		return cty.NilVal, attr, false
 	}
-	cv, err := convert.Convert(v, want)
-	if err == nil && want.IsListType() {
-		for it := cv.ElementIterator(); it.Next(); {
-			if _, el := it.Element(); el.IsNull() {
-				err = fmt.Errorf("an element is null")
-			}
-		}
+	if want.IsListType() && (v.Type().IsTupleType() || v.Type().IsListType() || v.Type().IsSetType()) && v.LengthInt() > maxListLen {
+		d.errorf(attr.Expr.Range(), nil, "List too long",
+			"%s has %d elements; lists in a spec may have at most %d. Shorten it.", path, v.LengthInt(), maxListLen)
+		return cty.NilVal, attr, false
 	}
+	cv, err := convertValue(v, want)
 	if err != nil {
 		d.errorf(attr.Expr.Range(), attr.Expr, "Incorrect attribute value type",
 			"%s must be %s, but the given value is a %s (%s). %s",
@@ -239,6 +237,32 @@ func (d *decoder) value(attrs hcl.Attributes, name, path string, want cty.Type, 
 		return cty.NilVal, attr, false
 	}
 	return cv, attr, true
+}
+
+// convertValue is convert.Convert, but converts a sequence to a list element by element:
+// cty's own conversion unifies the element types with a pairwise sort, quadratic in the
+// length of the list. Null elements are refused.
+func convertValue(v cty.Value, want cty.Type) (cty.Value, error) {
+	seq := v.Type().IsTupleType() || v.Type().IsListType() || v.Type().IsSetType()
+	if !want.IsListType() || !seq {
+		return convert.Convert(v, want)
+	}
+	elems := make([]cty.Value, 0, v.LengthInt())
+	for it := v.ElementIterator(); it.Next(); {
+		_, el := it.Element()
+		if el.IsNull() {
+			return cty.NilVal, fmt.Errorf("element %d is null", len(elems))
+		}
+		cel, err := convert.Convert(el, want.ElementType())
+		if err != nil {
+			return cty.NilVal, fmt.Errorf("element %d: %w", len(elems), err)
+		}
+		elems = append(elems, cel)
+	}
+	if len(elems) == 0 {
+		return cty.ListValEmpty(want.ElementType()), nil
+	}
+	return cty.ListVal(elems), nil
 }
 
 // valueKind describes the expected type of an attribute for messages.
