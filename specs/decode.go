@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -224,14 +225,12 @@ func (d *decoder) value(attrs hcl.Attributes, name, path string, want cty.Type, 
 			"The value of %s cannot be known while reading the spec. Use a literal or a variable.", path)
 		return cty.NilVal, attr, false
 	}
-	cv, err := convert.Convert(v, want)
-	if err == nil && want.IsListType() {
-		for it := cv.ElementIterator(); it.Next(); {
-			if _, el := it.Element(); el.IsNull() {
-				err = fmt.Errorf("an element is null")
-			}
-		}
+	if want.IsListType() && (v.Type().IsTupleType() || v.Type().IsListType() || v.Type().IsSetType()) && v.LengthInt() > maxListLen {
+		d.errorf(attr.Expr.Range(), nil, "List too long",
+			"%s has %d elements; lists in a spec may have at most %d. Shorten it.", path, v.LengthInt(), maxListLen)
+		return cty.NilVal, attr, false
 	}
+	cv, err := convertValue(v, want)
 	if err != nil {
 		d.errorf(attr.Expr.Range(), attr.Expr, "Incorrect attribute value type",
 			"%s must be %s, but the given value is a %s (%s). %s",
@@ -239,6 +238,32 @@ func (d *decoder) value(attrs hcl.Attributes, name, path string, want cty.Type, 
 		return cty.NilVal, attr, false
 	}
 	return cv, attr, true
+}
+
+// convertValue is convert.Convert, but converts a sequence to a list element by element:
+// cty's own conversion unifies the element types with a pairwise sort, quadratic in the
+// length of the list. Null elements are refused.
+func convertValue(v cty.Value, want cty.Type) (cty.Value, error) {
+	seq := v.Type().IsTupleType() || v.Type().IsListType() || v.Type().IsSetType()
+	if !want.IsListType() || !seq {
+		return convert.Convert(v, want)
+	}
+	elems := make([]cty.Value, 0, v.LengthInt())
+	for it := v.ElementIterator(); it.Next(); {
+		_, el := it.Element()
+		if el.IsNull() {
+			return cty.NilVal, fmt.Errorf("element %d is null", len(elems))
+		}
+		cel, err := convert.Convert(el, want.ElementType())
+		if err != nil {
+			return cty.NilVal, fmt.Errorf("element %d: %w", len(elems), err)
+		}
+		elems = append(elems, cel)
+	}
+	if len(elems) == 0 {
+		return cty.ListValEmpty(want.ElementType()), nil
+	}
+	return cty.ListVal(elems), nil
 }
 
 // valueKind describes the expected type of an attribute for messages.
@@ -320,6 +345,49 @@ func wholeNumber(v cty.Value) (int64, bool) {
 	return i, acc == big.Exact
 }
 
+// numberText formats x like x.Text('g', prec), but in constant time for numbers far
+// outside float64's range: big.Float's decimal conversion takes time and memory
+// proportional to the exponent, 10 s for 1e9999999.
+func numberText(x *big.Float, prec int) string {
+	if x.IsInf() {
+		return x.String()
+	}
+	if exp := x.MantExp(nil); exp > -3000 && exp < 3000 {
+		return x.Text('g', prec)
+	}
+	// x = mant × 2^exp with 0.5 <= |mant| < 1: log10|x| = log10|mant| + exp·log10(2).
+	mant := new(big.Float)
+	exp := x.MantExp(mant)
+	m, _ := mant.Float64()
+	l := math.Log10(math.Abs(m)) + float64(exp)*math.Log10(2)
+	e10 := math.Floor(l)
+	lead := math.Copysign(math.Pow(10, l-e10), m)
+	if prec < 0 || prec > 6 {
+		prec = 6 // float64 logarithms of such exponents keep about that many digits
+	}
+	lead, _ = strconv.ParseFloat(strconv.FormatFloat(lead, 'g', prec, 64), 64)
+	if math.Abs(lead) >= 10 { // 9.9999996 rounded up
+		lead, e10 = lead/10, e10+1
+	}
+	return strconv.FormatFloat(lead, 'g', prec, 64) + "e" + strconv.FormatFloat(e10, 'f', 0, 64)
+}
+
+// tooLargeInt says why v, a number, is beyond what an int64 counts ("larger than
+// 9.2e18, the most budget.env_steps can count"), or returns "" when it is within range.
+// what names the counter.
+func tooLargeInt(v cty.Value, what string) string {
+	bf := v.AsBigFloat()
+	switch {
+	case bf.IsInf():
+		return "which is not a finite number"
+	case bf.Cmp(new(big.Float).SetInt64(math.MaxInt64)) > 0:
+		return "larger than 9.2e18, the most " + what + " can count"
+	case bf.Cmp(new(big.Float).SetInt64(math.MinInt64)) < 0:
+		return "smaller than -9.2e18, the least " + what + " can count"
+	}
+	return ""
+}
+
 // setInt64 decodes a whole-number attribute within b into dst.
 func (d *decoder) setInt64(attrs hcl.Attributes, prefix, name string, dst *int64, b bound) {
 	path := joinPath(prefix, name)
@@ -329,10 +397,14 @@ func (d *decoder) setInt64(attrs hcl.Attributes, prefix, name string, dst *int64
 	}
 	rng := attr.Expr.Range()
 	i, whole := wholeNumber(v)
+	if msg := tooLargeInt(v, path); msg != "" {
+		d.errorf(rng, attr.Expr, "Value out of range", "%s is %s, %s. Change it to a value that is %s.", path, numberText(v.AsBigFloat(), 4), msg, b)
+		return
+	}
 	if !whole {
 		d.errorf(rng, attr.Expr, "Whole number required",
 			"%s counts something, so it must be a whole number, but it is %s. Round it to a whole number.",
-			path, v.AsBigFloat().Text('g', -1))
+			path, numberText(v.AsBigFloat(), -1))
 		return
 	}
 	if !b.contains(float64(i)) {
@@ -359,8 +431,14 @@ func (d *decoder) setFloat(attrs hcl.Attributes, prefix, name string, dst *float
 	}
 	rng := attr.Expr.Range()
 	f, _ := v.AsBigFloat().Float64()
+	if math.IsInf(f, 0) {
+		d.errorf(rng, attr.Expr, "Value out of range",
+			"%s is %s, which is not a finite number: it is beyond ±1.8e308, the largest a 64-bit float holds. Change it to a value that is %s.",
+			path, numberText(v.AsBigFloat(), 4), b)
+		return
+	}
 	if !b.contains(f) {
-		d.outOfRange(rng, attr.Expr, path, b, v.AsBigFloat().Text('g', 10))
+		d.outOfRange(rng, attr.Expr, path, b, numberText(v.AsBigFloat(), 10))
 		return
 	}
 	*dst = f
@@ -479,11 +557,17 @@ func (d *decoder) setInts(attrs hcl.Attributes, prefix, name string, dst *[]int,
 	for i, el := range v.AsValueSlice() {
 		elRange := elementRange(attr.Expr, i)
 		n, whole := wholeNumber(el)
+		if msg := tooLargeInt(el, "an element of "+path); msg != "" {
+			bad = true
+			d.errorf(elRange, attr.Expr, "Value out of range", "Element %d of %s is %s, %s. Change it to a value that is %s.",
+				i, path, numberText(el.AsBigFloat(), 4), msg, b)
+			continue
+		}
 		if !whole {
 			bad = true
 			d.errorf(elRange, attr.Expr, "Whole number required",
 				"Element %d of %s must be a whole number, but it is %s. Round it to a whole number.",
-				i, path, el.AsBigFloat().Text('g', -1))
+				i, path, numberText(el.AsBigFloat(), -1))
 			continue
 		}
 		if !b.contains(float64(n)) {

@@ -1,6 +1,7 @@
 package specs
 
 import (
+	"io"
 	"os"
 	"sort"
 
@@ -53,7 +54,7 @@ func Parse(filename string, src []byte, vars map[string]string) (*Experiment, hc
 // ParseFile reads and decodes the spec at path; see the package-level
 // ParseFile.
 func (p *Parser) ParseFile(path string, vars map[string]string) (*Experiment, hcl.Diagnostics) {
-	src, err := os.ReadFile(path)
+	src, err := readLimited(path)
 	if err != nil {
 		return nil, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
@@ -64,18 +65,36 @@ func (p *Parser) ParseFile(path string, vars map[string]string) (*Experiment, hc
 	return p.Parse(path, src, vars)
 }
 
+// readLimited reads path, but no more than one byte past MaxSpecBytes, so that a huge
+// file (or /dev/zero) is refused by Parse instead of filling memory.
+func readLimited(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, MaxSpecBytes+1))
+}
+
 // Parse decodes src in four phases, stopping after the first phase that
 // reports an error, because later phases would mostly repeat it:
 //
-//  1. syntax;
+//  1. size, nesting and syntax;
 //  2. top-level structure and variables, with the -var overrides;
 //  3. decoding of the base arm and every ablation, attribute by attribute;
 //  4. checks between fields of each resolved arm.
 //
 // Within a phase every problem is reported, sorted by source position.
 func (p *Parser) Parse(filename string, src []byte, vars map[string]string) (*Experiment, hcl.Diagnostics) {
+	if diags := checkSource(filename, src, hcl.InitialPos, false); diags.HasErrors() {
+		p.files[filename] = &hcl.File{Bytes: src}
+		return nil, diags
+	}
 	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
 	p.files[filename] = file
+	if !diags.HasErrors() {
+		diags = append(diags, checkExpressions(file.Body)...)
+	}
 	if diags.HasErrors() {
 		return nil, sortDiags(diags)
 	}

@@ -281,7 +281,7 @@ func (d *decoder) setSeeds(attrs hcl.Attributes, dst *[]uint64) {
 			bad = true
 			d.errorf(elRange, attr.Expr, "Invalid seed",
 				"Seeds must be whole numbers from 0 to %d, but element %d is %s. Change it to such a number.",
-				uint64(1<<64-1), i, el.AsBigFloat().Text('g', -1))
+				uint64(1<<64-1), i, numberText(el.AsBigFloat(), -1))
 			continue
 		}
 		if first, dup := seen[s]; dup {

@@ -79,6 +79,7 @@ func checkArm(arm Arm, src *sources) hcl.Diagnostics {
 				a.WarmupUpdates, c.TotalUpdates(), c.Budget.EnvSteps, c.StepsPerUpdate()))
 	}
 	checkWorldModel(c, src, add)
+	checkResources(c, src, add)
 	if w := c.WorldModel; w.Enabled && w.ImaginationRatio > 0 && c.Pipeline.Mode == ModeAsync {
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagWarning,

@@ -76,6 +76,12 @@ func (p *Parser) resolveVariables(blocks hcl.Blocks, overrides map[string]string
 			failed[name] = true
 			continue
 		}
+		if n := valueBytes(v); n > maxVariableBytes {
+			d.errorf(nameRange, nil, "Variable value too large",
+				"The -var value of %q is about %d bytes; a variable's value may be at most %d bytes. Give a shorter value.", name, n, maxVariableBytes)
+			failed[name] = true
+			continue
+		}
 		values[name] = v
 		delete(failed, name) // a good override replaces a broken default
 	}
@@ -105,6 +111,11 @@ func (d *decoder) variableDefault(name string, attr *hcl.Attribute) (cty.Value, 
 		d.diags = append(d.diags, diags...)
 		return cty.NilVal, false
 	}
+	if n := valueBytes(v); n > maxVariableBytes {
+		d.errorf(attr.Expr.Range(), nil, "Variable value too large",
+			"The default of variable %q is about %d bytes; a variable's value may be at most %d bytes. Give a shorter value.", name, n, maxVariableBytes)
+		return cty.NilVal, false
+	}
 	return v, true
 }
 
@@ -126,7 +137,26 @@ func (p *Parser) overrideFile(name, raw string) (filename string, nameRange hcl.
 // 30m, is taken as the string it spells, unless it opens like an
 // expression ( " [ { ( ), in which case the parse error is reported.
 func overrideValue(raw, filename string, start hcl.Pos) (cty.Value, hcl.Diagnostics) {
+	if diags := checkSource(filename, []byte(raw), start, true); diags.HasErrors() {
+		return cty.NilVal, diags
+	}
 	expr, diags := hclsyntax.ParseExpression([]byte(raw), filename, start)
+	if syn, ok := expr.(hclsyntax.Expression); ok && !diags.HasErrors() {
+		_ = hclsyntax.VisitAll(syn, func(n hclsyntax.Node) hcl.Diagnostics {
+			if f, ok := n.(*hclsyntax.ForExpr); ok && !diags.HasErrors() {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "For expressions not supported",
+					Detail:   "A -var value must be a literal, not a for expression. Write the list out, such as [64, 64].",
+					Subject:  f.SrcRange.Ptr(),
+				})
+			}
+			return nil
+		})
+		if diags.HasErrors() {
+			return cty.NilVal, diags
+		}
+	}
 	if !diags.HasErrors() && len(expr.Variables()) == 0 {
 		v, evalDiags := expr.Value(nil)
 		if !evalDiags.HasErrors() {

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"path/filepath"
+	"strconv"
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
@@ -29,9 +31,27 @@ type temporalFlags struct {
 func addTemporalFlags(fs *flag.FlagSet) *temporalFlags {
 	t := &temporalFlags{}
 	fs.StringVar(&t.stateDir, "state-dir", ".accerl", "directory for the embedded Temporal server's SQLite database and logs (ignored with --temporal)")
-	fs.StringVar(&t.addr, "temporal", "", "host:port of an existing Temporal frontend; empty starts (or reuses) the embedded server in --state-dir")
+	fs.Var((*hostPort)(&t.addr), "temporal", "host:port of an existing Temporal frontend; empty starts (or reuses) the embedded server in --state-dir")
 	fs.StringVar(&t.namespace, "namespace", worker.DefaultNamespace, "Temporal namespace")
 	return t
+}
+
+// hostPort is the value of --temporal: empty, or HOST:PORT with a port number. It is
+// checked when the flag is parsed, so a missing port is reported as such and not as a
+// failure to connect.
+type hostPort string
+
+func (h *hostPort) String() string { return string(*h) }
+
+func (h *hostPort) Set(s string) error {
+	if s != "" {
+		_, port, err := net.SplitHostPort(s)
+		if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("--temporal needs HOST:PORT, e.g. 127.0.0.1:7233, not %q", s)
+		}
+	}
+	*h = hostPort(s)
+	return nil
 }
 
 // conn is a Temporal connection plus what must be shut down with it.

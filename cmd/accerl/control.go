@@ -25,9 +25,8 @@ func cmdControl(ctx context.Context, cmd string, args []string, stdout, stderr i
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitCode(2)
+	if err := oneArg(fs, "experiment ID or spec file", stderr); err != nil {
+		return err
 	}
 	expID := fs.Arg(0)
 	if _, err := os.Stat(expID); err == nil {

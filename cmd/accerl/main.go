@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -73,7 +74,13 @@ func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) 
 
 // run dispatches one command line. It is main without the process: tests call it directly.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
+		// No command is a usage error: print the usage where errors go and fail, so a
+		// script that lost its arguments does not carry on as if accerl had run.
+		fmt.Fprint(stderr, usage)
+		return exitCode(2)
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
@@ -115,6 +122,22 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 		fs.PrintDefaults()
 	}
 	return fs
+}
+
+// oneArg checks that fs was given exactly one positional argument, what it is called in
+// the message ("spec file"). Without one it prints the command's usage; with more it says
+// that the command takes one. Either way the exit status is 2.
+func oneArg(fs *flag.FlagSet, what string, stderr io.Writer) error {
+	switch fs.NArg() {
+	case 1:
+		return nil
+	case 0:
+		fs.Usage()
+	default:
+		fmt.Fprintf(stderr, "accerl %s takes one %s, but was given %d: %s\nRun 'accerl %s --help' for its usage.\n",
+			fs.Name(), what, fs.NArg(), strings.Join(fs.Args(), " "), fs.Name())
+	}
+	return exitCode(2)
 }
 
 // parseFlags parses args, turning -h into a clean exit. Flags may come before or after the

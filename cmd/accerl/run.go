@@ -26,9 +26,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitCode(2)
+	if err := oneArg(fs, "spec file", stderr); err != nil {
+		return err
 	}
 	exp, err := loadSpec(fs.Arg(0), vars, stderr)
 	if err != nil {

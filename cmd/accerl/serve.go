@@ -19,9 +19,8 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitCode(2)
+	if err := oneArg(fs, "experiment directory", stderr); err != nil {
+		return err
 	}
 	rep, err := generateReport(fs.Arg(0))
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -59,12 +60,12 @@ func writeDiags(w io.Writer, diags hcl.Diagnostics, files map[string]*hcl.File) 
 		}
 		pos := "<unknown position>"
 		if d.Subject != nil {
-			pos = fmt.Sprintf("%s:%d:%d", d.Subject.Filename, d.Subject.Start.Line, d.Subject.Start.Column)
+			pos = fmt.Sprintf("%s:%d:%d", escapeControl(d.Subject.Filename), d.Subject.Start.Line, d.Subject.Start.Column)
 		}
-		fmt.Fprintf(w, "%s: %s: %s\n", pos, sev, d.Summary)
+		fmt.Fprintf(w, "%s: %s: %s\n", pos, sev, escapeControl(d.Summary))
 		if d.Detail != "" {
 			for _, line := range strings.Split(d.Detail, "\n") {
-				fmt.Fprintf(w, "    %s\n", line)
+				fmt.Fprintf(w, "    %s\n", escapeControl(line))
 			}
 		}
 		if d.Subject != nil {
@@ -86,22 +87,80 @@ func writeSourceLine(w io.Writer, src []byte, rng hcl.Range) {
 		return
 	}
 	line := strings.TrimRight(lines[rng.Start.Line-1], "\r")
-	start := rng.Start.Column - 1
+	// Columns count characters, not bytes.
+	start := columnByte(line, rng.Start.Column)
 	end := len(line)
 	if rng.End.Line == rng.Start.Line {
-		end = rng.End.Column - 1
+		end = columnByte(line, rng.End.Column)
 	}
-	start = min(max(start, 0), len(line))
-	end = min(max(end, start+1), len(line)+1)
+	end = max(end, start)
 	prefix := fmt.Sprintf("%5d | ", rng.Start.Line)
-	fmt.Fprintf(w, "%s%s\n", prefix, line)
+	fmt.Fprintf(w, "%s%s\n", prefix, escapeControl(line))
+	// Pad and underline in escaped text, so the carets stay under what they point at.
 	pad := strings.Map(func(r rune) rune {
 		if r == '\t' {
 			return '\t'
 		}
 		return ' '
-	}, line[:start])
-	fmt.Fprintf(w, "%s%s%s\n", strings.Repeat(" ", len(prefix)), pad, strings.Repeat("^", max(1, end-start)))
+	}, escapeControl(line[:start]))
+	width := utf8.RuneCountInString(escapeControl(line[start:end]))
+	fmt.Fprintf(w, "%s%s%s\n", strings.Repeat(" ", len(prefix)), pad, strings.Repeat("^", max(1, width)))
+}
+
+// columnByte is the byte offset in line of 1-based column col, clamped to the line.
+func columnByte(line string, col int) int {
+	off := 0
+	for c := 1; c < col && off < len(line); c++ {
+		_, size := utf8.DecodeRuneInString(line[off:])
+		off += size
+	}
+	return off
+}
+
+// escapeControl makes text from a spec safe to print on a terminal: control characters
+// (an ESC sequence in a string would reach the terminal and could rewrite the screen),
+// invalid UTF-8 and the Unicode controls that reorder text are written as Go escapes
+// (\x1b, \u202e). Tabs are kept, for alignment.
+func escapeControl(s string) string {
+	clean := true
+	for _, r := range s {
+		if needsEscape(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case r < 0x80 && needsEscape(r):
+			fmt.Fprintf(&b, "\\x%02x", r)
+		case needsEscape(r):
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// needsEscape reports whether r must not reach a terminal as it is.
+func needsEscape(r rune) bool {
+	switch {
+	case r == '\t':
+		return false
+	case r < 0x20, r == 0x7f, r >= 0x80 && r <= 0x9f, r == utf8.RuneError:
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069: // bidirectional overrides
+		return true
+	}
+	return false
 }
 
 func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -110,9 +169,8 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitCode(2)
+	if err := oneArg(fs, "spec file", stderr); err != nil {
+		return err
 	}
 	exp, err := loadSpec(fs.Arg(0), vars, stderr)
 	if err != nil {
@@ -129,9 +187,8 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitCode(2)
+	if err := oneArg(fs, "spec file", stderr); err != nil {
+		return err
 	}
 	exp, err := loadSpec(fs.Arg(0), vars, stderr)
 	if err != nil {
