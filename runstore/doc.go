@@ -18,6 +18,10 @@
 //	    summary.json                   RunSummary (SummaryFile), overwritten at the end of every segment
 //	    metrics/seg-000001.arrow       MetricsRow table of training segment 1 (MetricsDir, SegmentFile)
 //	    episodes/seg-000001.arrow      EpisodeRow table of segment 1 (EpisodesDir)
+//	    tb/events.out.tfevents.000001.accerl
+//	                                   TensorBoard event file of segment 1 (TensorBoardDir, TensorBoardFile)
+//	    parquet/metrics.parquet,       all committed segments as Parquet, written only by
+//	    parquet/episodes.parquet       `accerl export --format parquet` (ExportParquet)
 //	  report.md, report.html,          written by the report renderer (package reports),
 //	  results.json, results.csv,       which only reads the files above
 //	  results.tex, figures/
@@ -99,6 +103,30 @@
 // so the metrics file is the commit marker of a segment; a report read
 // mid-run sees a consistent prefix. Readers skip anything that is not named
 // exactly seg-NNNNNN.arrow (temporary files included).
+//
+// # TensorBoard event files
+//
+// WriteSegment also writes the segment's metrics rows as a TensorBoard
+// event file, tb/events.out.tfevents.NNNNNN.accerl, so `tensorboard
+// --logdir runs/` plots every run while it trains. One file per segment,
+// replaced atomically like the Arrow files, keeps a retried segment from
+// duplicating points. Each metrics row becomes one Event at step =
+// env_steps holding the row's float columns (wall_s excepted) that are not
+// NaN, tagged group/column (return/episode_return, loss/policy_loss,
+// throughput/steps_per_s, ...); see WriteTensorBoard. The event file is
+// renamed into place before the metrics file, so it never lags a
+// committed segment. A TensorBoard that already read the first attempt of
+// a retried segment may keep showing it until it is restarted.
+//
+// # Parquet export
+//
+// ExportParquet writes a run's committed segments as parquet/metrics.parquet
+// and parquet/episodes.parquet for SQL engines (DuckDB, polars, Spark),
+// with two differences from the Arrow files: "not applicable" is a null,
+// not a NaN (a NaN makes avg() and sum() NaN), and each row carries the
+// run's arm and seed, so one query can span an experiment:
+//
+//	SELECT arm, avg(episode_return) FROM 'runs/quickstart/*/*/parquet/metrics.parquet' GROUP BY arm
 //
 // JSON files (manifests, summaries, and the renderer's results.json) are
 // written the same atomic way by WriteJSON. Float fields that may be NaN (a

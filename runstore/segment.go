@@ -59,7 +59,8 @@ func parseSegmentFile(name string) (int32, bool) {
 // Rows whose Segment is 0 are stored with segment; any other value that
 // differs from segment is an error. Segments are numbered from 1. Metric
 // steps must be unique within the segment: (segment, step) is the row key.
-// The episodes file is renamed into place before the metrics file, which
+// The episodes file and the segment's TensorBoard event file
+// (WriteTensorBoard) are renamed into place before the metrics file, which
 // commits the segment (see the package documentation).
 func WriteSegment(runDir string, segment int32, metrics []MetricsRow, episodes []EpisodeRow) error {
 	return writeSegment(memory.DefaultAllocator, runDir, segment, metrics, episodes)
@@ -88,6 +89,11 @@ func writeSegment(mem memory.Allocator, runDir string, segment int32, metrics []
 	}
 	name := SegmentFile(segment)
 	if err := writeTable(mem, filepath.Join(runDir, EpisodesDir, name), episodesTable, e); err != nil {
+		return fmt.Errorf("write segment %d in %q: %w", segment, runDir, err)
+	}
+	// TODO(spec): an opt-out of the event files (a tensorboard = false in
+	// the spec's output settings) belongs in the spec; until then every run writes them.
+	if err := WriteTensorBoard(runDir, segment, m); err != nil {
 		return fmt.Errorf("write segment %d in %q: %w", segment, runDir, err)
 	}
 	if err := writeTable(mem, filepath.Join(runDir, MetricsDir, name), metricsTable, m); err != nil {

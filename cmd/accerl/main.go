@@ -98,6 +98,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdControl(ctx, cmd, rest, stdout, stderr)
 	case "report":
 		return cmdReport(ctx, rest, stdout, stderr)
+	case "export":
+		return cmdExport(ctx, rest, stdout, stderr)
 	case "worker":
 		return cmdWorker(ctx, rest, stdout, stderr)
 	case "server":
