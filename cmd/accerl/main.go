@@ -34,6 +34,7 @@ Commands:
   pause|resume|stop EXPERIMENT-ID|FILE
                     pause runs before their next segment, resume them, or stop them cleanly
   report DIR        regenerate the report of an experiment directory from stored metrics
+  export DIR        write runs' metrics and episodes as Parquet (nulls, not NaN) or TensorBoard files
   worker            run a worker only (joins an existing Temporal server via --temporal)
   server            run the embedded Temporal server only
   bench throughput  measure async vs sync env steps/s on the same slow-simulator workload
