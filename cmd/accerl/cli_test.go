@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -111,5 +112,19 @@ func TestEscapeControl(t *testing.T) {
 		if got := escapeControl(in); got != want {
 			t.Errorf("escapeControl(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// accerl version names the Go version and, in a module build (as `go test` is), the pinned
+// Temporal server and SDK the binary carries.
+func TestVersion(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"version"}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	out := stdout.String()
+	if !strings.HasPrefix(out, "accerl ") || !strings.Contains(out, runtime.Version()) ||
+		!strings.Contains(out, "go.temporal.io/server v1.32.1") || !strings.Contains(out, "go.temporal.io/sdk v1.50.0") {
+		t.Errorf("version output:\n%s\nwant accerl, the Go version and the pinned Temporal server and SDK", out)
 	}
 }

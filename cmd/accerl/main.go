@@ -47,6 +47,7 @@ Commands:
   bench bc          behaviour cloning of the tabletop expert and its success rate
   render            write an episode of a tabletop task as PNG frames and a contact sheet
   demos             record the scripted expert's demonstrations of a tabletop suite (Arrow IPC)
+  version           print accerl's version and the Temporal and Arrow modules it is built with
 
 Run 'accerl <command> --help' for a command's flags.
 
@@ -111,6 +112,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdRender(ctx, rest, stdout, stderr)
 	case "demos":
 		return cmdDemos(ctx, rest, stdout, stderr)
+	case "version":
+		return cmdVersion(ctx, rest, stdout, stderr)
 	default:
 		return fmt.Errorf("unknown command %q; run 'accerl --help' for the list", cmd)
 	}
