@@ -68,6 +68,9 @@ func computeResults(e *experimentData, opts Options) (Results, stepTargets) {
 			FinalMeanReturn: runstore.JSONFloat(r.FinalReturn), StepsPerS: runstore.JSONFloat(r.StepsPerS), WallS: runstore.JSONFloat(r.WallS),
 			ParamsSHA256: r.ParamsSHA256,
 		}
+		if r.Summary != nil {
+			rr.Error = r.Summary.Error
+		}
 		if r.Manifest != nil {
 			rr.Manifest = manifestLink(r.Arm, r.Seed)
 		}

@@ -136,7 +136,11 @@ func collect(expDir string) (*experimentData, error) {
 			r := readRunData(arm, seed, runstore.RunDir(expDir, arm, seed))
 			e.Runs = append(e.Runs, r)
 			if r.Status != runstore.StatusCompleted {
-				notDone = append(notDone, fmt.Sprintf("%s/seed-%d (%s)", arm, seed, r.Status))
+				why := r.Status
+				if r.Summary != nil && r.Summary.Error != "" {
+					why += ": " + r.Summary.Error // say why it failed, not only that it did
+				}
+				notDone = append(notDone, fmt.Sprintf("%s/seed-%d (%s)", arm, seed, why))
 			}
 			if r.Problem != "" {
 				e.Reasons = append(e.Reasons, fmt.Sprintf("%s/seed-%d: %s", arm, seed, r.Problem))

@@ -27,6 +27,7 @@ type runFixture struct {
 	segs      int
 	stepsPerS float64
 	summary   string // "" (none), or a runstore.RunSummary status
+	failure   string // the summary's error (a failed run's reason)
 	manifest  bool
 	bare      bool // only cpu_util of the pipeline, utilisation and world-model columns is logged
 	// evals[s-1] is the mean return of the evalEpisodes evaluation episodes
@@ -96,7 +97,7 @@ func writeFixture(t *testing.T, expDir string, f runFixture) {
 		steps := int64(10 * n)
 		s := runstore.RunSummary{Status: f.summary, EnvSteps: steps, Updates: int64(n), Episodes: int64(n),
 			FinalReturn: math.NaN(), StepsPerS: f.stepsPerS, WallS: float64(steps) / f.stepsPerS,
-			ParamsSHA256: strings.Repeat("ab", 32), Segments: int32(f.segs),
+			ParamsSHA256: strings.Repeat("ab", 32), Segments: int32(f.segs), Error: f.failure,
 			Updated: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}
 		if err := runstore.WriteJSON(filepath.Join(dir, runstore.SummaryFile), s); err != nil {
 			t.Fatal(err)
@@ -454,6 +455,33 @@ func TestGeneratePartial(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, HTMLFile)); err == nil {
 		t.Error("NoHTML still wrote report.html")
+	}
+}
+
+// A failed run's reason reaches the report: the partial-report reasons in report.md and
+// results.json, and the run's error in results.json.
+func TestGenerateSaysWhyARunFailed(t *testing.T) {
+	runs := fixtureRuns()
+	runs[2].summary, runs[2].failure = runstore.StatusFailed, "segment 3 failed 3 times: non-finite loss at update 7"
+	dir := writeExperiment(t, runs)
+	rep, err := Generate(dir, Options{BootstrapReps: 200, Aggregate: AggregateMean, NoHTML: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := readResults(t, rep.ResultsJSON)
+	if r := res.Runs[2]; r.Status != runstore.StatusFailed || r.Error != runs[2].failure {
+		t.Errorf("failed run in results.json: status %q, error %q; want failed with %q", r.Status, r.Error, runs[2].failure)
+	}
+	want := "async/seed-1 (failed: segment 3 failed 3 times: non-finite loss at update 7)"
+	if !rep.Partial || !strings.Contains(strings.Join(res.PartialReasons, "; "), want) {
+		t.Errorf("partial reasons %q lack %q", res.PartialReasons, want)
+	}
+	md, err := os.ReadFile(rep.Markdown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(md, []byte(want)) {
+		t.Errorf("report.md does not say why the run failed (%q)", want)
 	}
 }
 

@@ -48,8 +48,10 @@ type RunResult struct {
 	StepsPerS       runstore.JSONFloat `json:"steps_per_s"`
 	WallS           runstore.JSONFloat `json:"wall_s"`
 	ParamsSHA256    string             `json:"params_sha256"`
-	Manifest        string             `json:"manifest,omitempty"`        // path of the run's manifest.json relative to the experiment directory
-	StepsToTarget   *RunTarget         `json:"steps_to_target,omitempty"` // absent without a target or a return curve
+	// Error is why the run failed (its summary's error), empty otherwise.
+	Error         string     `json:"error,omitempty"`
+	Manifest      string     `json:"manifest,omitempty"`        // path of the run's manifest.json relative to the experiment directory
+	StepsToTarget *RunTarget `json:"steps_to_target,omitempty"` // absent without a target or a return curve
 	// StepsToTargetEval is the same measured on the run's evaluation
 	// points; absent without a target or an evaluation row.
 	StepsToTargetEval *RunTarget `json:"steps_to_target_eval,omitempty"`
