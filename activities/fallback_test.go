@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -90,6 +91,15 @@ func TestCorruptCheckpointFallsBack(t *testing.T) {
 	}
 	if len(rows) != 6 {
 		t.Errorf("%d metrics rows, want 6", len(rows))
+	}
+	// The warnings stay in the run's summary after the segment (and the next ones) ends.
+	segment(5)
+	var sum runstore.RunSummary
+	if err := runstore.ReadJSON(filepath.Join(runDir, summaryFileName), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(sum.Warnings, res.Warnings) {
+		t.Errorf("summary.json warnings after segment 5 = %q, want segment 4's %q", sum.Warnings, res.Warnings)
 	}
 }
 

@@ -185,6 +185,13 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 		EvalReturn:   res.EvalReturn,
 		HasEval:      res.HasEval,
 	}
+	// The summary keeps every warning the run has met: the earlier segments' (from the
+	// previous summary) and this one's.
+	var before runstore.RunSummary
+	if err := runstore.ReadJSON(filepath.Join(in.RunDir, summaryFileName), &before); err == nil {
+		sum.Warnings = before.Warnings
+	}
+	sum.Warnings = append(sum.Warnings, res.Warnings...)
 	if err := runstore.WriteJSON(filepath.Join(in.RunDir, summaryFileName), sum); err != nil {
 		return res, err
 	}

@@ -69,7 +69,7 @@ func computeResults(e *experimentData, opts Options) (Results, stepTargets) {
 			ParamsSHA256: r.ParamsSHA256,
 		}
 		if r.Summary != nil {
-			rr.Error = r.Summary.Error
+			rr.Error, rr.Warnings = r.Summary.Error, r.Summary.Warnings
 		}
 		if r.Manifest != nil {
 			rr.Manifest = manifestLink(r.Arm, r.Seed)

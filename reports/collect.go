@@ -145,6 +145,13 @@ func collect(expDir string) (*experimentData, error) {
 			if r.Problem != "" {
 				e.Reasons = append(e.Reasons, fmt.Sprintf("%s/seed-%d: %s", arm, seed, r.Problem))
 			}
+			if r.Summary != nil {
+				// Problems that did not stop the run (a corrupt checkpoint skipped) are part
+				// of its record: the report says them.
+				for _, w := range r.Summary.Warnings {
+					e.Notes = append(e.Notes, fmt.Sprintf("%s/seed-%d: %s", arm, seed, w))
+				}
+			}
 		}
 	}
 	if len(e.Runs) == 0 {

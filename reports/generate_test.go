@@ -28,6 +28,7 @@ type runFixture struct {
 	stepsPerS float64
 	summary   string // "" (none), or a runstore.RunSummary status
 	failure   string // the summary's error (a failed run's reason)
+	warnings  []string
 	manifest  bool
 	bare      bool // only cpu_util of the pipeline, utilisation and world-model columns is logged
 	// evals[s-1] is the mean return of the evalEpisodes evaluation episodes
@@ -97,7 +98,7 @@ func writeFixture(t *testing.T, expDir string, f runFixture) {
 		steps := int64(10 * n)
 		s := runstore.RunSummary{Status: f.summary, EnvSteps: steps, Updates: int64(n), Episodes: int64(n),
 			FinalReturn: math.NaN(), StepsPerS: f.stepsPerS, WallS: float64(steps) / f.stepsPerS,
-			ParamsSHA256: strings.Repeat("ab", 32), Segments: int32(f.segs), Error: f.failure,
+			ParamsSHA256: strings.Repeat("ab", 32), Segments: int32(f.segs), Error: f.failure, Warnings: f.warnings,
 			Updated: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}
 		if err := runstore.WriteJSON(filepath.Join(dir, runstore.SummaryFile), s); err != nil {
 			t.Fatal(err)
@@ -463,6 +464,7 @@ func TestGeneratePartial(t *testing.T) {
 func TestGenerateSaysWhyARunFailed(t *testing.T) {
 	runs := fixtureRuns()
 	runs[2].summary, runs[2].failure = runstore.StatusFailed, "segment 3 failed 3 times: non-finite loss at update 7"
+	runs[0].warnings = []string{"skipped checkpoint: seg-000002: sha256 mismatch"}
 	dir := writeExperiment(t, runs)
 	rep, err := Generate(dir, Options{BootstrapReps: 200, Aggregate: AggregateMean, NoHTML: true})
 	if err != nil {
@@ -482,6 +484,13 @@ func TestGenerateSaysWhyARunFailed(t *testing.T) {
 	}
 	if !bytes.Contains(md, []byte(want)) {
 		t.Errorf("report.md does not say why the run failed (%q)", want)
+	}
+	// The warning a run met stays in its record: results.json and report.md.
+	if w := res.Runs[0].Warnings; len(w) != 1 || w[0] != runs[0].warnings[0] {
+		t.Errorf("results.json warnings of %s/seed-%d = %q, want %q", runs[0].arm, runs[0].seed, w, runs[0].warnings)
+	}
+	if !bytes.Contains(md, []byte("skipped checkpoint: seg-000002: sha256 mismatch")) {
+		t.Errorf("report.md does not show the run's warning")
 	}
 }
 

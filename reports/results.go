@@ -48,8 +48,10 @@ type RunResult struct {
 	StepsPerS       runstore.JSONFloat `json:"steps_per_s"`
 	WallS           runstore.JSONFloat `json:"wall_s"`
 	ParamsSHA256    string             `json:"params_sha256"`
-	// Error is why the run failed (its summary's error), empty otherwise.
+	// Error is why the run failed (its summary's error), empty otherwise; Warnings the
+	// problems it met that did not stop it (its summary's warnings).
 	Error         string     `json:"error,omitempty"`
+	Warnings      []string   `json:"warnings,omitempty"`
 	Manifest      string     `json:"manifest,omitempty"`        // path of the run's manifest.json relative to the experiment directory
 	StepsToTarget *RunTarget `json:"steps_to_target,omitempty"` // absent without a target or a return curve
 	// StepsToTargetEval is the same measured on the run's evaluation

@@ -80,6 +80,10 @@ type RunSummary struct {
 	// HasEval (the spec's evaluation block).
 	EvalReturn float64 `json:"eval_return,omitempty"`
 	HasEval    bool    `json:"has_eval,omitempty"`
+	// Warnings lists every problem the run met that did not stop it, such as a corrupt
+	// checkpoint skipped in favour of an older one, in the order they happened; they stay
+	// here after the run ends.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // MarshalJSON writes NaN and infinite floats as null, which plain
