@@ -128,3 +128,15 @@ func TestVersion(t *testing.T) {
 		t.Errorf("version output:\n%s\nwant accerl, the Go version and the pinned Temporal server and SDK", out)
 	}
 }
+
+// ACCERL_STATE_DIR sets --state-dir's default, so status finds the server from any directory.
+func TestStateDirFromEnvironment(t *testing.T) {
+	t.Setenv(stateDirEnv, "/srv/accerl-state")
+	if got := defaultStateDir(); got != "/srv/accerl-state" {
+		t.Errorf("default state dir = %q, want $%s", got, stateDirEnv)
+	}
+	t.Setenv(stateDirEnv, "")
+	if got := defaultStateDir(); got != ".accerl" {
+		t.Errorf("default state dir without $%s = %q, want .accerl", stateDirEnv, got)
+	}
+}

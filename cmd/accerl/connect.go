@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 
@@ -30,7 +31,7 @@ type temporalFlags struct {
 
 func addTemporalFlags(fs *flag.FlagSet) *temporalFlags {
 	t := &temporalFlags{}
-	fs.StringVar(&t.stateDir, "state-dir", ".accerl", "directory for the embedded Temporal server's SQLite database and logs (ignored with --temporal)")
+	fs.StringVar(&t.stateDir, "state-dir", defaultStateDir(), "directory for the embedded Temporal server's SQLite database and logs (ignored with --temporal); default $ACCERL_STATE_DIR, else .accerl, so that status works from any directory when it is set")
 	fs.Var((*hostPort)(&t.addr), "temporal", "host:port of an existing Temporal frontend; empty starts (or reuses) the embedded server in --state-dir")
 	fs.StringVar(&t.namespace, "namespace", worker.DefaultNamespace, "Temporal namespace")
 	return t
@@ -135,4 +136,16 @@ func (c *conn) close() {
 	if c.server != nil {
 		_ = c.server.Stop()
 	}
+}
+
+// stateDirEnv names the environment variable that sets the default --state-dir.
+const stateDirEnv = "ACCERL_STATE_DIR"
+
+// defaultStateDir is --state-dir's default: $ACCERL_STATE_DIR when set, else .accerl in the
+// current directory.
+func defaultStateDir() string {
+	if d := os.Getenv(stateDirEnv); d != "" {
+		return d
+	}
+	return ".accerl"
 }

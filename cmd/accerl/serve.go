@@ -67,7 +67,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 func cmdServer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("server", "server [flags]   — run the embedded Temporal server alone (SQLite in --state-dir)", stderr)
-	stateDir := fs.String("state-dir", ".accerl", "directory for the SQLite database and logs")
+	stateDir := fs.String("state-dir", defaultStateDir(), "directory for the SQLite database and logs (default $ACCERL_STATE_DIR, else .accerl)")
 	port := fs.Int("port", 7233, "frontend gRPC port on 127.0.0.1")
 	namespace := fs.String("namespace", worker.DefaultNamespace, "namespace to create")
 	if err := parseFlags(fs, args); err != nil {
