@@ -190,28 +190,28 @@ const acrobotTag = "acrobot"
 
 // MarshalBinary encodes the state, step count and step limit.
 func (a *Acrobot) MarshalBinary() ([]byte, error) {
-	w := newStateWriter(acrobotTag)
-	w.int(a.maxSteps)
-	w.int(a.steps)
-	w.bool(a.started)
+	w := NewStateWriter(acrobotTag)
+	w.Int(a.maxSteps)
+	w.Int(a.steps)
+	w.Bool(a.started)
 	for _, v := range a.state {
-		w.f64(v)
+		w.F64(v)
 	}
-	return w.b, nil
+	return w.Data(), nil
 }
 
 // UnmarshalBinary restores a state written by MarshalBinary. The step limit
 // in the data must equal this environment's.
 func (a *Acrobot) UnmarshalBinary(data []byte) error {
-	r := newStateReader(data, acrobotTag)
-	maxSteps := r.int()
-	steps := r.int()
-	started := r.bool()
+	r := NewStateReader(data, acrobotTag)
+	maxSteps := r.Int()
+	steps := r.Int()
+	started := r.Bool()
 	var s [4]float64
 	for i := range s {
-		s[i] = r.f64()
+		s[i] = r.F64()
 	}
-	if err := r.done(); err != nil {
+	if err := r.Done(); err != nil {
 		return fmt.Errorf("acrobot: unmarshal state: %w", err)
 	}
 	if maxSteps != a.maxSteps {

@@ -128,29 +128,29 @@ const cartPoleTag = "cartpole"
 
 // MarshalBinary encodes the state, step count, flags and step limit.
 func (c *CartPole) MarshalBinary() ([]byte, error) {
-	w := newStateWriter(cartPoleTag)
-	w.int(c.maxSteps)
-	w.int(c.steps)
-	w.bool(c.started)
-	w.bool(c.done)
+	w := NewStateWriter(cartPoleTag)
+	w.Int(c.maxSteps)
+	w.Int(c.steps)
+	w.Bool(c.started)
+	w.Bool(c.done)
 	for _, v := range c.state {
-		w.f64(v)
+		w.F64(v)
 	}
-	return w.b, nil
+	return w.Data(), nil
 }
 
 // UnmarshalBinary restores a state written by MarshalBinary. The step limit
 // in the data must equal this environment's.
 func (c *CartPole) UnmarshalBinary(data []byte) error {
-	r := newStateReader(data, cartPoleTag)
-	maxSteps := r.int()
-	steps := r.int()
-	started, done := r.bool(), r.bool()
+	r := NewStateReader(data, cartPoleTag)
+	maxSteps := r.Int()
+	steps := r.Int()
+	started, done := r.Bool(), r.Bool()
 	var s [4]float64
 	for i := range s {
-		s[i] = r.f64()
+		s[i] = r.F64()
 	}
-	if err := r.done(); err != nil {
+	if err := r.Done(); err != nil {
 		return fmt.Errorf("cartpole: unmarshal state: %w", err)
 	}
 	if maxSteps != c.maxSteps {

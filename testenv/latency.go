@@ -180,18 +180,18 @@ func (e *latencyEnv) MarshalBinary() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("latency env: marshal: %w", err)
 	}
-	w := newStateWriter(latencyTag)
-	w.bytes(inner)
-	w.bytes(rng)
-	return w.b, nil
+	w := NewStateWriter(latencyTag)
+	w.Bytes(inner)
+	w.Bytes(rng)
+	return w.Data(), nil
 }
 
 // UnmarshalBinary restores both parts, or neither on error.
 func (e *latencyEnv) UnmarshalBinary(data []byte) error {
-	r := newStateReader(data, latencyTag)
-	inner := r.bytes()
-	rng := r.bytes()
-	if err := r.done(); err != nil {
+	r := NewStateReader(data, latencyTag)
+	inner := r.Bytes()
+	rng := r.Bytes()
+	if err := r.Done(); err != nil {
 		return fmt.Errorf("latency env: unmarshal state: %w", err)
 	}
 	// Check the sampler bytes on a copy first so that a failure leaves

@@ -107,24 +107,24 @@ const mountainCarContinuousTag = "mountaincar_continuous"
 
 // MarshalBinary encodes x, ẋ, the step count and the step limit.
 func (c *MountainCarContinuous) MarshalBinary() ([]byte, error) {
-	w := newStateWriter(mountainCarContinuousTag)
-	w.int(c.maxSteps)
-	w.int(c.steps)
-	w.bool(c.started)
-	w.f64(c.pos)
-	w.f64(c.vel)
-	return w.b, nil
+	w := NewStateWriter(mountainCarContinuousTag)
+	w.Int(c.maxSteps)
+	w.Int(c.steps)
+	w.Bool(c.started)
+	w.F64(c.pos)
+	w.F64(c.vel)
+	return w.Data(), nil
 }
 
 // UnmarshalBinary restores a state written by MarshalBinary. The step limit
 // in the data must equal this environment's.
 func (c *MountainCarContinuous) UnmarshalBinary(data []byte) error {
-	r := newStateReader(data, mountainCarContinuousTag)
-	maxSteps := r.int()
-	steps := r.int()
-	started := r.bool()
-	pos, vel := r.f64(), r.f64()
-	if err := r.done(); err != nil {
+	r := NewStateReader(data, mountainCarContinuousTag)
+	maxSteps := r.Int()
+	steps := r.Int()
+	started := r.Bool()
+	pos, vel := r.F64(), r.F64()
+	if err := r.Done(); err != nil {
 		return fmt.Errorf("mountaincar_continuous: unmarshal state: %w", err)
 	}
 	if maxSteps != c.maxSteps {

@@ -110,24 +110,24 @@ const pendulumTag = "pendulum"
 
 // MarshalBinary encodes θ, θ̇, the step count and the step limit.
 func (p *Pendulum) MarshalBinary() ([]byte, error) {
-	w := newStateWriter(pendulumTag)
-	w.int(p.maxSteps)
-	w.int(p.steps)
-	w.bool(p.started)
-	w.f64(p.theta)
-	w.f64(p.thetaDot)
-	return w.b, nil
+	w := NewStateWriter(pendulumTag)
+	w.Int(p.maxSteps)
+	w.Int(p.steps)
+	w.Bool(p.started)
+	w.F64(p.theta)
+	w.F64(p.thetaDot)
+	return w.Data(), nil
 }
 
 // UnmarshalBinary restores a state written by MarshalBinary. The step limit
 // in the data must equal this environment's.
 func (p *Pendulum) UnmarshalBinary(data []byte) error {
-	r := newStateReader(data, pendulumTag)
-	maxSteps := r.int()
-	steps := r.int()
-	started := r.bool()
-	theta, thetaDot := r.f64(), r.f64()
-	if err := r.done(); err != nil {
+	r := NewStateReader(data, pendulumTag)
+	maxSteps := r.Int()
+	steps := r.Int()
+	started := r.Bool()
+	theta, thetaDot := r.F64(), r.F64()
+	if err := r.Done(); err != nil {
 		return fmt.Errorf("pendulum: unmarshal state: %w", err)
 	}
 	if maxSteps != p.maxSteps {

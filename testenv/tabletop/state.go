@@ -1,11 +1,10 @@
 package tabletop
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"math"
 	"slices"
+
+	"github.com/accerl/accerl/testenv"
 )
 
 // The binary state format is
@@ -15,145 +14,60 @@ import (
 // with fields: suite, task list, step limit, task, step count, flags,
 // episode count, per-task outcome history, joints, gripper, entities.
 
-const (
-	stateTag     = "tabletop"
-	stateVersion = 1
-)
+// stateTag keeps another kind's state from being loaded into a tabletop environment; the
+// codec (testenv.StateWriter) adds its format version.
+const stateTag = "tabletop"
 
-type stateWriter struct{ b []byte }
-
-func (w *stateWriter) u64(v uint64)   { w.b = binary.LittleEndian.AppendUint64(w.b, v) }
-func (w *stateWriter) f64(v float64)  { w.u64(math.Float64bits(v)) }
-func (w *stateWriter) int(v int)      { w.u64(uint64(int64(v))) }
-func (w *stateWriter) bytes(p []byte) { w.u64(uint64(len(p))); w.b = append(w.b, p...) }
-func (w *stateWriter) vec(v vec3)     { w.f64(v.x); w.f64(v.y); w.f64(v.z) }
-func (w *stateWriter) bool(v bool) {
-	if v {
-		w.b = append(w.b, 1)
-	} else {
-		w.b = append(w.b, 0)
-	}
-}
-
-type stateReader struct {
-	b   []byte
-	err error
-}
-
-var errShortState = errors.New("state is truncated")
-
-func (r *stateReader) take(n int) []byte {
-	if r.err != nil {
-		return nil
-	}
-	if n < 0 || len(r.b) < n {
-		r.err = errShortState
-		return nil
-	}
-	p := r.b[:n]
-	r.b = r.b[n:]
-	return p
-}
-
-func (r *stateReader) u64() uint64 {
-	if p := r.take(8); p != nil {
-		return binary.LittleEndian.Uint64(p)
-	}
-	return 0
-}
-
-func (r *stateReader) f64() float64 { return math.Float64frombits(r.u64()) }
-func (r *stateReader) int() int     { return int(int64(r.u64())) }
-func (r *stateReader) vec() vec3    { return vec3{r.f64(), r.f64(), r.f64()} }
-
-func (r *stateReader) byte() byte {
-	if p := r.take(1); p != nil {
-		return p[0]
-	}
-	return 0
-}
-
-func (r *stateReader) bool() bool {
-	switch b := r.byte(); b {
-	case 0:
-		return false
-	case 1:
-		return true
-	default:
-		if r.err == nil {
-			r.err = fmt.Errorf("invalid boolean byte %d", b)
-		}
-		return false
-	}
-}
-
-func (r *stateReader) bytes() []byte {
-	n := r.u64()
-	if r.err == nil && n > uint64(len(r.b)) {
-		r.err = errShortState
-		return nil
-	}
-	return r.take(int(n))
-}
-
-// count reads a length and checks it against a bound.
-func (r *stateReader) count(limit int) int {
-	n := r.int()
-	if r.err == nil && (n < 0 || n > limit) {
-		r.err = fmt.Errorf("count %d out of range 0..%d", n, limit)
-		return 0
-	}
-	return n
-}
+// vec writes a point as three floats; readVec reads one back.
+func writeVec(w *testenv.StateWriter, v vec3) { w.F64(v.x); w.F64(v.y); w.F64(v.z) }
+func readVec(r *testenv.StateReader) vec3     { return vec3{r.F64(), r.F64(), r.F64()} }
 
 // MarshalBinary encodes the complete episode state: suite, task list, step
 // limit, current task, step count and flags, episode count, the outcome
 // history that weights task sampling, joints, gripper and every entity.
 func (e *Env) MarshalBinary() ([]byte, error) {
-	w := &stateWriter{}
-	w.bytes([]byte(stateTag))
-	w.b = append(w.b, stateVersion)
-	w.bytes([]byte(e.suite.name))
-	w.int(len(e.cfg.Tasks))
+	w := testenv.NewStateWriter(stateTag)
+	w.Bytes([]byte(e.suite.name))
+	w.Int(len(e.cfg.Tasks))
 	for _, t := range e.cfg.Tasks {
-		w.int(t)
+		w.Int(t)
 	}
-	w.int(e.cfg.MaxEpisodeSteps)
-	w.int(e.task)
-	w.int(e.steps)
-	w.bool(e.started)
-	w.bool(e.ended)
-	w.bool(e.success)
-	w.u64(e.episodes)
+	w.Int(e.cfg.MaxEpisodeSteps)
+	w.Int(e.task)
+	w.Int(e.steps)
+	w.Bool(e.started)
+	w.Bool(e.ended)
+	w.Bool(e.success)
+	w.U64(e.episodes)
 	for i := range e.history {
 		h := &e.history[i]
-		w.int(h.n)
-		w.int(h.next)
+		w.Int(h.n)
+		w.Int(h.next)
 		for _, f := range h.failed {
-			w.bool(f)
+			w.Bool(f)
 		}
 	}
 	for _, q := range e.w.q {
-		w.f64(q)
+		w.F64(q)
 	}
 	g := &e.w.grip
-	w.vec(g.tip)
-	w.f64(g.roll)
-	w.f64(g.pitch)
-	w.f64(g.yaw)
-	w.f64(g.w)
-	w.int(g.held)
-	w.vec(g.heldOff)
-	w.int(len(e.w.ents))
+	writeVec(w, g.tip)
+	w.F64(g.roll)
+	w.F64(g.pitch)
+	w.F64(g.yaw)
+	w.F64(g.w)
+	w.Int(g.held)
+	writeVec(w, g.heldOff)
+	w.Int(len(e.w.ents))
 	for i := range e.w.ents {
 		en := &e.w.ents[i]
-		w.b = append(w.b, byte(en.kind))
-		w.vec(en.pos)
-		w.f64(en.vz)
-		w.bool(en.falling)
-		w.int(en.support)
+		w.Byte(byte(en.kind))
+		writeVec(w, en.pos)
+		w.F64(en.vz)
+		w.Bool(en.falling)
+		w.Int(en.support)
 	}
-	return w.b, nil
+	return w.Data(), nil
 }
 
 // UnmarshalBinary restores a state written by MarshalBinary into an
@@ -161,53 +75,47 @@ func (e *Env) MarshalBinary() ([]byte, error) {
 // it gives bit-identical observations and images.
 func (e *Env) UnmarshalBinary(data []byte) error {
 	wrap := func(err error) error { return fmt.Errorf("tabletop: unmarshal state: %w", err) }
-	r := &stateReader{b: data}
-	if tag := string(r.bytes()); r.err == nil && tag != stateTag {
-		return wrap(fmt.Errorf("state is for %q, not %q", tag, stateTag))
+	r := testenv.NewStateReader(data, stateTag)
+	if err := r.Err(); err != nil {
+		return wrap(err)
 	}
-	if v := r.byte(); r.err == nil && v != stateVersion {
-		return wrap(fmt.Errorf("state version %d, want %d", v, stateVersion))
-	}
-	suite := string(r.bytes())
-	tasks := make([]int, r.count(TasksPerSuite))
+	suite := string(r.Bytes())
+	tasks := make([]int, r.Count(TasksPerSuite))
 	for i := range tasks {
-		tasks[i] = r.int()
+		tasks[i] = r.Int()
 	}
-	maxSteps := r.int()
-	task := r.int()
-	steps := r.int()
-	started, ended, success := r.bool(), r.bool(), r.bool()
-	episodes := r.u64()
+	maxSteps := r.Int()
+	task := r.Int()
+	steps := r.Int()
+	started, ended, success := r.Bool(), r.Bool(), r.Bool()
+	episodes := r.U64()
 	var hist [TasksPerSuite]outcomes
 	for i := range hist {
-		hist[i].n = r.count(historyLen)
-		hist[i].next = r.count(historyLen - 1)
+		hist[i].n = r.Count(historyLen)
+		hist[i].next = r.Count(historyLen - 1)
 		for k := range hist[i].failed {
-			hist[i].failed[k] = r.bool()
+			hist[i].failed[k] = r.Bool()
 		}
 	}
 	var q [numJoints]float64
 	for j := range q {
-		q[j] = r.f64()
+		q[j] = r.F64()
 	}
 	var g gripper
-	g.tip = r.vec()
-	g.roll, g.pitch, g.yaw, g.w = r.f64(), r.f64(), r.f64(), r.f64()
-	g.held = r.int()
-	g.heldOff = r.vec()
-	ents := make([]entity, r.count(64))
+	g.tip = readVec(r)
+	g.roll, g.pitch, g.yaw, g.w = r.F64(), r.F64(), r.F64(), r.F64()
+	g.held = r.Int()
+	g.heldOff = readVec(r)
+	ents := make([]entity, r.Count(64))
 	for i := range ents {
-		ents[i].kind = kindID(r.byte())
-		ents[i].pos = r.vec()
-		ents[i].vz = r.f64()
-		ents[i].falling = r.bool()
-		ents[i].support = r.int()
+		ents[i].kind = kindID(r.Byte())
+		ents[i].pos = readVec(r)
+		ents[i].vz = r.F64()
+		ents[i].falling = r.Bool()
+		ents[i].support = r.Int()
 	}
-	if r.err == nil && len(r.b) != 0 {
-		r.err = fmt.Errorf("%d unexpected trailing bytes", len(r.b))
-	}
-	if r.err != nil {
-		return wrap(r.err)
+	if err := r.Done(); err != nil {
+		return wrap(err)
 	}
 	switch {
 	case suite != e.suite.name:
