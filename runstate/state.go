@@ -152,7 +152,7 @@ func New(cfg specs.Config) Machine {
 	h := cfg.WorldModel.Horizon
 	return Machine{
 		cfg:       cfg,
-		perUpdate: StepsPerUpdate(cfg),
+		perUpdate: cfg.StepsPerUpdate(),
 		sched:     HorizonSchedule{Start: h.Start, End: h.End, LossHigh: h.LossHigh, LossLow: h.LossLow},
 	}
 }
@@ -234,10 +234,6 @@ func (m Machine) Apply(st State, res SegmentResult) State {
 	}
 	return st
 }
-
-// StepsPerUpdate is how many real env steps one trainer update of a run with config cfg
-// consumes (specs.Config.StepsPerUpdate).
-func StepsPerUpdate(cfg specs.Config) int64 { return cfg.StepsPerUpdate() }
 
 // SegmentUpdates is the number of updates the next segment runs: the spec's checkpoint
 // interval, or fewer when the remaining budget needs fewer (at least one).

@@ -212,11 +212,11 @@ func TestSegmentArithmetic(t *testing.T) {
 	cfg.Pipeline.Workers, cfg.Pipeline.EnvsPerWorker = 3, 2 // 6 envs
 	cfg.Algorithm.BatchSteps = 100
 	// 100 steps over 6 envs: each env collects ceil(100/6) = 17 steps, 102 per update.
-	if got := runstate.StepsPerUpdate(cfg); got != 102 {
+	if got := cfg.StepsPerUpdate(); got != 102 {
 		t.Errorf("sync StepsPerUpdate = %d, want 102", got)
 	}
 	cfg.Pipeline.Mode = "async"
-	if got := runstate.StepsPerUpdate(cfg); got != 100 {
+	if got := cfg.StepsPerUpdate(); got != 100 {
 		t.Errorf("async StepsPerUpdate = %d, want 100", got)
 	}
 	cfg.Budget.EnvSteps = 1050
@@ -352,13 +352,13 @@ func TestStepsPerUpdateWithWorldModel(t *testing.T) {
 	cfg.WorldModel.ImaginationRatio = 0.75
 	cfg.Pipeline.Mode = "async"
 	// 100 − round(75) = 25 real steps per update.
-	if got := runstate.StepsPerUpdate(cfg); got != 25 {
+	if got := cfg.StepsPerUpdate(); got != 25 {
 		t.Errorf("async StepsPerUpdate = %d, want 25", got)
 	}
 	cfg.Pipeline.Mode = "sync"
 	cfg.Pipeline.Workers, cfg.Pipeline.EnvsPerWorker = 3, 2
 	// 25 over 6 envs: ceil(25/6) = 5 each, 30 per update.
-	if got := runstate.StepsPerUpdate(cfg); got != 30 {
+	if got := cfg.StepsPerUpdate(); got != 30 {
 		t.Errorf("sync StepsPerUpdate = %d, want 30", got)
 	}
 }
