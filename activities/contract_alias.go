@@ -13,6 +13,8 @@ type (
 	CollectOfflineResult     = contract.CollectOfflineResult
 	PretrainWorldModelInput  = contract.PretrainWorldModelInput
 	PretrainWorldModelResult = contract.PretrainWorldModelResult
+	PretrainPolicyInput      = contract.PretrainPolicyInput
+	PretrainPolicyResult     = contract.PretrainPolicyResult
 	PrepareExperimentInput   = contract.PrepareExperimentInput
 	PrepareExperimentResult  = contract.PrepareExperimentResult
 	ReportInput              = contract.ReportInput

@@ -18,27 +18,47 @@ import (
 // env kind, its rollout environments wrapped in the spec's simulated step latency (worker w's
 // environments are slow when w is among the first slow_fraction of workers; every environment
 // draws its delays from its own stream under seed), and the evaluation environment (index
-// workers × envs_per_worker) without latency.
+// workers × envs_per_worker) without latency. A tabletop arm's environments are seen through
+// its features and action chunks, and it evaluates from the suite's fixed initial states
+// (envs_tabletop.go).
 func EnvFactory(c specs.Config, seed uint64) engine.EnvFactory {
-	return LatencyEnvFactory(c.Env, specLatency(c.Env.Latency), c.Pipeline.Workers, c.Pipeline.EnvsPerWorker, seed)
+	return policyEnvFactory(c.Env, c.Policy, specLatency(c.Env.Latency), c.Pipeline.Workers, c.Pipeline.EnvsPerWorker, seed)
 }
 
 // LatencyEnvFactory is EnvFactory from its parts: env picks the simulator (MakeSim), lat the
-// simulated latency of the workers × perWorker rollout environments.
+// simulated latency of the workers × perWorker rollout environments; the policy acts one
+// action at a time.
 func LatencyEnvFactory(env specs.Env, lat testenv.Latency, workers, perWorker int, seed uint64) engine.EnvFactory {
+	return policyEnvFactory(env, specs.Policy{}, lat, workers, perWorker, seed)
+}
+
+func policyEnvFactory(env specs.Env, pol specs.Policy, lat testenv.Latency, workers, perWorker int, seed uint64) engine.EnvFactory {
 	n := workers * perWorker
+	k, execute := pol.Chunk()
 	return func(i int) (engine.Env, error) {
 		raw, err := MakeSim(env)
 		if err != nil {
 			return nil, err
 		}
-		if i >= n {
-			return simEnv{raw}, nil
+		var out engine.Env
+		switch {
+		case i >= n && env.Kind == specs.EnvTabletop:
+			out = simEnv{&fixedInitEnv{Env: raw.(*tabletop.Env), tasks: env.Tasks}}
+		case i >= n:
+			out = simEnv{raw}
+		default:
+			// Environments of one worker step concurrently and a sampler is not safe for
+			// concurrent use, so each has its own, with its worker's slowness.
+			sampler := lat.ForWorker(i/perWorker, workers, seed^(0x9e3779b97f4a7c15*uint64(i+1)))
+			out = simEnv{testenv.WithLatency(raw, sampler, time.Sleep)}
 		}
-		// Environments of one worker step concurrently and a sampler is not safe for
-		// concurrent use, so each has its own, with its worker's slowness.
-		sampler := lat.ForWorker(i/perWorker, workers, seed^(0x9e3779b97f4a7c15*uint64(i+1)))
-		return simEnv{testenv.WithLatency(raw, sampler, time.Sleep)}, nil
+		if env.Kind == specs.EnvTabletop {
+			out = &featureEnv{Env: out}
+		}
+		if k > 1 {
+			out = chunkEnv{Env: out, k: k, execute: execute}
+		}
+		return out, nil
 	}
 }
 

@@ -32,7 +32,7 @@ type SegmentHook func(st runstate.State, res TrainSegmentResult) (stop bool)
 // RunLocal trains a run in this process through exactly what `accerl run` executes: the
 // run's state machine (runstate.Machine: the segment plan, the horizon schedule, the budget)
 // and the same activity methods the Run workflow schedules (CollectOffline,
-// PretrainWorldModel, TrainSegment, FinishRun), called directly instead of through Temporal.
+// PretrainWorldModel, PretrainPolicy, TrainSegment, FinishRun), called directly instead of through Temporal.
 // It has no durability, pause, stop or continue-as-new (those are the workflow's), so benches
 // measure what users get without the orchestration. A segment that fails with a training
 // error is retried from the previous checkpoint up to 3 times, as the workflow does.
@@ -54,6 +54,13 @@ func RunLocal(ctx context.Context, r LocalRun, hook SegmentHook) (runstate.State
 			ValLoss: pre.ValObsLoss, HasValLoss: pre.HasValLoss})
 	}
 	var t Trainer
+	if m.NeedsPolicyPretrain(st) {
+		pre, err := t.PretrainPolicy(ctx, PretrainPolicyInput{RunDir: r.RunDir, SpecHash: r.SpecHash, Config: r.Config, Seed: r.Seed})
+		if err != nil {
+			return st, fmt.Errorf("pretrain policy: %w", err)
+		}
+		st = m.ApplyPolicyPretrain(st, pre.Pretrained())
+	}
 	status, errMsg := runstore.StatusCompleted, ""
 	for !m.Done(st, time.Now()) {
 		in := TrainSegmentInput{RunDir: r.RunDir, Experiment: r.Experiment, Arm: r.Arm, Seed: r.Seed,

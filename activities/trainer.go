@@ -89,6 +89,18 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 		}
 	}
 
+	if snap == nil && in.PolicyState != "" {
+		// The run's first segment (or a restart with no checkpoint left) starts from the
+		// behaviour-cloned policy.
+		p, err := loadBCPolicy(in.PolicyState)
+		if err != nil {
+			return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("train segment %d: %v", in.Segment, err), ErrTypeBadInput, err)
+		}
+		if err := eng.LoadPolicy(p.Params); err != nil {
+			return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("train segment %d: %v", in.Segment, err), ErrTypeBadInput, err)
+		}
+	}
+
 	rec := newRecorder(in.Segment, in.StartWallS)
 	defer rec.close()
 	stats, err := eng.Run(ctx, in.Updates, func(u engine.UpdateReport) {
@@ -184,6 +196,9 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 		Updated:      time.Now().UTC(),
 		EvalReturn:   res.EvalReturn,
 		HasEval:      res.HasEval,
+	}
+	if res.HasEvalSuccess {
+		sum.EvalSuccess, sum.HasEvalSuccess = res.EvalSuccess, true
 	}
 	// The summary keeps every warning the run has met: the earlier segments' (from the
 	// previous summary) and this one's.

@@ -68,8 +68,20 @@ func computeResults(e *experimentData, opts Options) (Results, stepTargets) {
 			FinalMeanReturn: runstore.JSONFloat(r.FinalReturn), StepsPerS: runstore.JSONFloat(r.StepsPerS), WallS: runstore.JSONFloat(r.WallS),
 			ParamsSHA256: r.ParamsSHA256,
 		}
+		rr.FinalSuccess, rr.PretrainSuccess, rr.PretrainLoss = runstore.JSONFloat(math.NaN()), runstore.JSONFloat(math.NaN()), runstore.JSONFloat(math.NaN())
 		if r.Summary != nil {
 			rr.Error, rr.Warnings = r.Summary.Error, r.Summary.Warnings
+			if r.Summary.HasEvalSuccess {
+				rr.FinalSuccess = runstore.JSONFloat(r.Summary.EvalSuccess)
+			}
+		}
+		if p := r.Pretrain; p != nil {
+			if p.HasSuccess {
+				rr.PretrainSuccess = runstore.JSONFloat(p.Success)
+			}
+			if n := len(p.EpochLoss); n > 0 {
+				rr.PretrainLoss = runstore.JSONFloat(p.EpochLoss[n-1])
+			}
 		}
 		if r.Manifest != nil {
 			rr.Manifest = manifestLink(r.Arm, r.Seed)

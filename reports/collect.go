@@ -33,6 +33,7 @@ type runData struct {
 	Dir      string
 	Manifest *runstore.RunManifest
 	Summary  *runstore.RunSummary
+	Pretrain *runstore.PretrainSummary // the behaviour-cloning warm start, nil without one
 	Metrics  []runstore.MetricsRow
 	Episodes []runstore.EpisodeRow
 
@@ -222,6 +223,12 @@ func readRunData(arm string, seed uint64, dir string) *runData {
 	var s runstore.RunSummary
 	if err := runstore.ReadJSON(filepath.Join(dir, runstore.SummaryFile), &s); err == nil {
 		r.Summary = &s
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		r.Problem = err.Error()
+	}
+	var pre runstore.PretrainSummary
+	if err := runstore.ReadJSON(filepath.Join(dir, runstore.PretrainFile), &pre); err == nil {
+		r.Pretrain = &pre
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		r.Problem = err.Error()
 	}

@@ -37,6 +37,10 @@ func writeMarkdown(w io.Writer, v *reportView) error {
 		fmt.Fprintf(b, "\n## %s\n\n%s\n\n", mdEscape(t.Heading), mdEscape(t.Intro))
 		mdTable(b, t.Table.Header, t.Table.Rows)
 	}
+	if t := v.Pretrain; t != nil {
+		fmt.Fprintf(b, "\n## %s\n\n%s\n\n", mdEscape(t.Heading), mdEscape(t.Intro))
+		mdTable(b, t.Table.Header, t.Table.Rows)
+	}
 
 	if len(v.Figures) > 0 || len(v.Skipped) > 0 {
 		b.WriteString("\n## Figures\n")

@@ -57,6 +57,13 @@ type RunResult struct {
 	// StepsToTargetEval is the same measured on the run's evaluation
 	// points; absent without a target or an evaluation row.
 	StepsToTargetEval *RunTarget `json:"steps_to_target_eval,omitempty"`
+	// FinalSuccess is the success rate of the run's latest evaluation (null for tasks
+	// without a notion of success or without evaluation); PretrainSuccess that of the
+	// behaviour-cloned policy before RL, PretrainLoss its last epoch's loss (null without a
+	// pretrain block).
+	FinalSuccess    runstore.JSONFloat `json:"final_success"`
+	PretrainSuccess runstore.JSONFloat `json:"pretrain_success"`
+	PretrainLoss    runstore.JSONFloat `json:"pretrain_loss"`
 }
 
 // EvaluationInfo summarises the evaluation episodes of an experiment:

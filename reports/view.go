@@ -44,6 +44,7 @@ type reportView struct {
 	Arms      tableView
 	ArmNote   string
 	Targets   *targetsView // both steps-to-target measures; nil without evaluation rows or a target
+	Pretrain  *targetsView // behaviour cloning and success before/after RL; nil without a pretrain block
 	Files     [][2]string  // file name, what it holds
 	Figures   []*figure
 	Skipped   []skippedFigure
@@ -106,6 +107,8 @@ func buildView(e *experimentData, res Results, tab *armTable, figs []*figure, sk
 		{CSVFile, "the table above, raw numbers"},
 		{LaTeXFile, "the table above for a paper (booktabs)"},
 	}
+
+	v.Pretrain = buildPretrainView(e, res)
 
 	byArm := map[string][]RunResult{}
 	for _, r := range res.Runs {

@@ -43,6 +43,13 @@ type Counters struct {
 	// EvalSteps counts the env steps of all evaluation episodes so far; they train nothing
 	// and are not EnvSteps.
 	EvalSteps int64 `json:"eval_steps,omitempty"`
+	// DemoSteps are the expert's env steps recorded as demonstrations for the policy's
+	// behaviour-cloning warm start (the pretrain block); 0 without one.
+	DemoSteps int64 `json:"demo_steps,omitempty"`
+	// PretrainSuccess is the behaviour-cloned policy's success rate before RL, measured with
+	// the evaluation block's protocol, when HasPretrainSuccess.
+	PretrainSuccess    float64 `json:"pretrain_success,omitempty"`
+	HasPretrainSuccess bool    `json:"has_pretrain_success,omitempty"`
 }
 
 // StepsPerS is the run's env steps per second of training wall time (0 before any).
@@ -80,6 +87,10 @@ type State struct {
 	// Horizon is the imagination-horizon schedule's state: H for the next segment, the best
 	// validation loss seen.
 	Horizon HorizonState `json:"horizon"`
+	// PolicyPretrained is set once the policy's behaviour-cloning warm start is done;
+	// PolicyState is its checkpoint, which the first segment starts its policy from.
+	PolicyPretrained bool   `json:"policy_pretrained,omitempty"`
+	PolicyState      string `json:"policy_state,omitempty"`
 }
 
 // Plan is the part of a segment's input the state machine decides.
@@ -99,6 +110,9 @@ type Plan struct {
 	// first segment starts its world model from it; later segments carry the world model in
 	// their own checkpoints. Empty: the world model starts untrained and learns online only.
 	WorldModelState string `json:"world_model_state,omitempty"`
+	// PolicyState is the checkpoint directory of the behaviour-cloned policy. A run's first
+	// segment starts its policy from it; later segments resume from their predecessors.
+	PolicyState string `json:"policy_state,omitempty"`
 }
 
 // SegmentResult summarises a finished segment: the run's counters after it and what the
@@ -137,6 +151,18 @@ type Pretrained struct {
 	// ValLoss is the observation model's validation loss, when HasValLoss.
 	ValLoss    float64
 	HasValLoss bool
+}
+
+// PolicyPretrained is what the policy's behaviour-cloning warm start reports to the state
+// machine.
+type PolicyPretrained struct {
+	// DemoSteps is the demonstrations' number of expert steps.
+	DemoSteps int64
+	// PolicyState is the warm-start policy's checkpoint directory.
+	PolicyState string
+	// Success is the cloned policy's success rate, when HasSuccess.
+	Success    float64
+	HasSuccess bool
 }
 
 // Machine is a run's state machine: pure functions of the resolved config and a [State].
@@ -188,6 +214,21 @@ func (m Machine) ApplyPretrain(st State, p Pretrained) State {
 	return st
 }
 
+// NeedsPolicyPretrain reports whether the run must clone its policy from demonstrations
+// before its first segment.
+func (m Machine) NeedsPolicyPretrain(st State) bool {
+	return m.cfg.Pretrain.Enabled && !st.PolicyPretrained
+}
+
+// ApplyPolicyPretrain folds the behaviour-cloning warm start's outcome into st.
+func (m Machine) ApplyPolicyPretrain(st State, p PolicyPretrained) State {
+	st.PolicyPretrained = true
+	st.PolicyState = p.PolicyState
+	st.DemoSteps = p.DemoSteps
+	st.PretrainSuccess, st.HasPretrainSuccess = p.Success, p.HasSuccess
+	return st
+}
+
 // Done reports whether the run has nothing left to train at time now: its env-step budget
 // is spent, it was stopped, or its wall-time budget is over.
 func (m Machine) Done(st State, now time.Time) bool {
@@ -206,16 +247,20 @@ func (m Machine) Next(st State) Plan {
 		StartWallS:      st.WallS,
 		Horizon:         st.Horizon.H,
 		WorldModelState: st.WorldModelState,
+		PolicyState:     st.PolicyState,
 	}
 }
 
 // Apply folds a finished segment's result into st. The result's counters replace the
 // run's, except those a segment does not know: the offline steps, the evaluation steps (the
-// segment's are added), and the latest evaluation when this segment did not evaluate. The
-// world model's validation loss moves the horizon.
+// segment's are added), the demonstrations and the cloned policy's success, and the latest
+// evaluation when this segment did not evaluate. The world model's validation loss moves the
+// horizon.
 func (m Machine) Apply(st State, res SegmentResult) State {
 	c := res.Counters
 	c.OfflineSteps = st.OfflineSteps
+	c.DemoSteps = st.DemoSteps
+	c.PretrainSuccess, c.HasPretrainSuccess = st.PretrainSuccess, st.HasPretrainSuccess
 	c.EvalSteps = st.EvalSteps + res.SegmentEvalSteps
 	if !c.HasEval {
 		c.EvalReturn, c.HasEval = st.EvalReturn, st.HasEval

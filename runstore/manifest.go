@@ -80,6 +80,11 @@ type RunSummary struct {
 	// HasEval (the spec's evaluation block).
 	EvalReturn float64 `json:"eval_return,omitempty"`
 	HasEval    bool    `json:"has_eval,omitempty"`
+	// EvalSuccess is the success rate of the latest segment's evaluation episodes, when
+	// HasEvalSuccess (tasks with a notion of success, such as the tabletop suites): the
+	// run's final success once it has ended.
+	EvalSuccess    float64 `json:"eval_success,omitempty"`
+	HasEvalSuccess bool    `json:"has_eval_success,omitempty"`
 	// Warnings lists every problem the run met that did not stop it, such as a corrupt
 	// checkpoint skipped in favour of an older one, in the order they happened; they stay
 	// here after the run ends.
@@ -140,4 +145,24 @@ func (f *JSONFloat) UnmarshalJSON(data []byte) error {
 	}
 	*f = JSONFloat(v)
 	return nil
+}
+
+// PretrainFile is the name of a run's behaviour-cloning summary (the spec's pretrain block).
+const PretrainFile = "pretrain.json"
+
+// PretrainSummary is a run's behaviour-cloning warm start, as its PretrainPolicy activity
+// measured it: the demonstrations, the loss of every epoch and the cloned policy's success
+// rate before RL.
+type PretrainSummary struct {
+	Demos     int   `json:"demos"`
+	DemoSteps int64 `json:"demo_steps"`
+	Samples   int   `json:"samples"`
+	// EpochLoss is the mean squared error per action value of every epoch.
+	EpochLoss []float64 `json:"epoch_loss"`
+	// Success is the success rate over EvalEpisodes evaluation episodes (the spec's
+	// evaluation protocol), when HasSuccess.
+	Success      float64 `json:"success"`
+	HasSuccess   bool    `json:"has_success"`
+	EvalEpisodes int     `json:"eval_episodes"`
+	WallS        float64 `json:"wall_s"`
 }

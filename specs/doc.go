@@ -69,6 +69,8 @@
 //	    activation = "tanh"        # tanh | relu
 //	    bins       = 256           # tokens head: bins per action dimension, >= 2
 //	    init_log_std = 0.0         # gaussian head: initial log std, [-20, 5]
+//	    # action_chunk  = 8        # gaussian head: actions per query (K), [1, 64]; off when unset
+//	    # execute_steps = 4        # of each chunk, run open loop before the next query; [1, K]
 //	  }
 //
 //	  algorithm "ppo" {            # name: ppo | gipo | sapo | vtrace
@@ -121,6 +123,15 @@
 //	    episodes = 0               # per segment, >= 0; 0 turns evaluation off
 //	    greedy   = false           # true: most likely action; false: sample as in training
 //	  }
+//
+//	  # pretrain {                 # behaviour-cloning warm start (tabletop, gaussian head)
+//	  #   demos_per_task = 50      # expert episodes recorded per task
+//	  #   epochs         = 30      # passes over the demonstrations
+//	  #   batch          = 128     # samples per gradient step
+//	  #   learning_rate  = 1e-3    # Adam, decayed linearly to a tenth
+//	  #   noise          = 0.1     # DART execution noise while recording, [0, 1]
+//	  #   enabled        = true    # false (in an ablation): RL from scratch
+//	  # }
 //
 //	  resources {                  # what the run's training segments need
 //	    gpu = 0                    # 0 or 1; 1 schedules them on the "gpu" task queue

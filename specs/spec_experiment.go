@@ -59,6 +59,8 @@ type Config struct {
 	// Resources is omitted from the JSON while it is zero, so that specs without a resources
 	// block keep their hash.
 	Resources Resources `json:"resources,omitzero"`
+	// Pretrain is the behaviour-cloning warm start, omitted from the JSON while off.
+	Pretrain Pretrain `json:"pretrain,omitzero"`
 }
 
 // Clone returns a deep copy of c; the copy shares no slices with c.
@@ -127,6 +129,7 @@ var configBlocks = []hcl.BlockHeaderSchema{
 	{Type: blockWorldModel},
 	{Type: blockEvaluation},
 	{Type: blockResources},
+	{Type: blockPretrain},
 }
 
 var experimentSchema = &hcl.BodySchema{
@@ -171,6 +174,9 @@ func (d *decoder) applyConfig(blocks hcl.Blocks, cfg *Config) {
 	}
 	if b := d.single(blocks, blockResources); b != nil {
 		d.decodeResources(b, &cfg.Resources)
+	}
+	if b := d.single(blocks, blockPretrain); b != nil {
+		d.decodePretrain(b, &cfg.Pretrain)
 	}
 }
 

@@ -10,6 +10,8 @@ const (
 	attrActivation = "activation"
 	attrBins       = "bins"
 	attrInitLogStd = "init_log_std"
+	attrChunk      = "action_chunk"
+	attrExecute    = "execute_steps"
 )
 
 // Policy describes the actor-critic network.
@@ -28,6 +30,26 @@ type Policy struct {
 	// InitLogStd is the gaussian head's initial log standard deviation
 	// (state-independent, learned).
 	InitLogStd float64 `json:"init_log_std"`
+	// ActionChunk is how many future actions one policy query writes (K, as ACT, OpenVLA-OFT
+	// and AcceRL's action chunks do); 0 or 1 is one action per query. With K > 1 the policy
+	// writes K·D values (gaussian head only), the environment runs the first ExecuteSteps
+	// of them open loop, and the step's reward is their sum: an env step of the run is one
+	// executed chunk. Omitted from the JSON while 0, so specs without it keep their hash.
+	ActionChunk int `json:"action_chunk,omitempty"`
+	// ExecuteSteps is how many actions of each chunk run before the next query
+	// (1 ≤ ExecuteSteps ≤ ActionChunk; 0 means all of them).
+	ExecuteSteps int `json:"execute_steps,omitempty"`
+}
+
+// Chunk returns the effective action chunk K (at least 1) and how many of its actions run
+// per query.
+func (p Policy) Chunk() (k, execute int) {
+	k = max(1, p.ActionChunk)
+	execute = p.ExecuteSteps
+	if execute <= 0 || execute > k {
+		execute = k
+	}
+	return k, execute
 }
 
 var policySchema = &hcl.BodySchema{
@@ -37,6 +59,8 @@ var policySchema = &hcl.BodySchema{
 		{Name: attrActivation},
 		{Name: attrBins},
 		{Name: attrInitLogStd},
+		{Name: attrChunk},
+		{Name: attrExecute},
 	},
 }
 
@@ -48,4 +72,10 @@ func (d *decoder) decodePolicy(block *hcl.Block, p *Policy) {
 	d.setEnum(c.Attributes, blockPolicy, attrActivation, &p.Activation, activations())
 	d.setInt(c.Attributes, blockPolicy, attrBins, &p.Bins, atLeast(2))
 	d.setFloat(c.Attributes, blockPolicy, attrInitLogStd, &p.InitLogStd, between(-20, 5))
+	d.setInt(c.Attributes, blockPolicy, attrChunk, &p.ActionChunk, between(1, maxActionChunk))
+	d.setInt(c.Attributes, blockPolicy, attrExecute, &p.ExecuteSteps, between(1, maxActionChunk))
 }
+
+// maxActionChunk bounds policy.action_chunk: AcceRL and OpenVLA-OFT use 8 to 25 actions per
+// chunk; 64 leaves room while keeping the head's width sane.
+const maxActionChunk = 64

@@ -115,6 +115,21 @@ func Run(ctx workflow.Context, in RunInput) (RunResult, error) {
 		st = m.ApplyPretrain(st, p)
 	}
 
+	if m.NeedsPolicyPretrain(st) {
+		// Only specs with a pretrain block get here, so recorded histories of runs without
+		// one replay unchanged.
+		var pre contract.PretrainPolicyResult
+		err := workflow.ExecuteActivity(actx, contract.ActivityPretrainPolicy, contract.PretrainPolicyInput{
+			RunDir: in.RunDir, SpecHash: in.SpecHash, Config: cfg, Seed: in.Run.Seed,
+		}).Get(ctx, &pre)
+		if err != nil {
+			status = StatusFailed
+			lastErr = fmt.Sprintf("pretrain policy: %s", activityReason(err))
+			return finishRun(ctx, in, st, status, lastErr)
+		}
+		st = m.ApplyPolicyPretrain(st, pre.Pretrained())
+	}
+
 	maxSegs := in.MaxSegmentsPerExecution
 	if maxSegs <= 0 {
 		maxSegs = 200

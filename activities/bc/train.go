@@ -74,94 +74,191 @@ type TrainResult struct {
 
 // Train fits a Model to demos by least squares on the (chunked) expert
 // actions: a gaussian-head policy whose log-std stays frozen at its
-// initial value, so −log π is ½‖a − μ‖²/σ² plus a constant.
+// initial value, so −log π is ½‖a − μ‖²/σ² plus a constant. It is
+// NewTrainer followed by cfg.Epochs calls of Epoch.
 func Train(cfg Config, demos []Demo) (*Model, TrainResult, error) {
+	tr, err := NewTrainer(cfg, demos)
+	if err != nil {
+		return nil, TrainResult{}, err
+	}
+	for !tr.Done() {
+		if _, err := tr.Epoch(); err != nil {
+			return nil, tr.Result(), err
+		}
+	}
+	return tr.Model(), tr.Result(), nil
+}
+
+// Trainer trains a Model epoch by epoch, so that a caller can checkpoint
+// between epochs (State) and continue after a crash (Restore): a restored
+// trainer's following epochs are bit-identical to the uninterrupted ones,
+// because each epoch's shuffle comes from its own random stream.
+type Trainer struct {
+	cfg    Config
+	m      *Model
+	x, y   []float64 // standardised features (n×dim) and chunked targets (n×ad)
+	dim    int
+	ad     int
+	n, b   int
+	opt    *kernels.Adam
+	logStd kernels.ParamSpan
+	epoch  int
+	losses []float64
+
+	bx, by             []float64
+	logp, ent, val     []float64
+	dlogp, dzero, dval []float64
+	order              []int
+}
+
+// TrainerState is a Trainer's state between epochs, plain JSON data.
+type TrainerState struct {
+	Epoch     int               `json:"epoch"`
+	EpochLoss []float64         `json:"epoch_loss"`
+	Params    []float64         `json:"params"`
+	Adam      kernels.AdamState `json:"adam"`
+}
+
+// NewTrainer prepares BC on demos: it builds the features and chunked
+// targets, fits the normaliser, and initialises the policy from cfg.Seed.
+func NewTrainer(cfg Config, demos []Demo) (*Trainer, error) {
 	if cfg.Chunk < 1 || cfg.Execute < 1 || cfg.Execute > cfg.Chunk {
-		return nil, TrainResult{}, fmt.Errorf("bc train: chunk %d, execute %d: want 1 ≤ execute ≤ chunk", cfg.Chunk, cfg.Execute)
+		return nil, fmt.Errorf("bc train: chunk %d, execute %d: want 1 ≤ execute ≤ chunk", cfg.Chunk, cfg.Execute)
 	}
 	if len(demos) == 0 || cfg.Epochs < 1 || cfg.Batch < 1 {
-		return nil, TrainResult{}, fmt.Errorf("bc train: %d demos, %d epochs, batch %d", len(demos), cfg.Epochs, cfg.Batch)
+		return nil, fmt.Errorf("bc train: %d demos, %d epochs, batch %d", len(demos), cfg.Epochs, cfg.Batch)
 	}
-	m := &Model{Chunk: cfg.Chunk, Execute: cfg.Execute, Raw: cfg.RawFeatures}
-	dim := FeatureDim
+	t := &Trainer{cfg: cfg, m: &Model{Chunk: cfg.Chunk, Execute: cfg.Execute, Raw: cfg.RawFeatures}}
+	t.dim = FeatureDim
 	if cfg.RawFeatures {
-		dim = tabletop.ObsDim
+		t.dim = tabletop.ObsDim
 	}
-	ad := tabletop.ActionDim * cfg.Chunk
-	var x, y []float64
+	t.ad = tabletop.ActionDim * cfg.Chunk
 	var row []float64
 	for _, d := range demos {
-		for t, o := range d.Obs {
+		for i, o := range d.Obs {
 			if cfg.RawFeatures {
 				row = append(row[:0], o...)
 			} else {
 				row = Features(o, row)
 			}
-			x = append(x, row...)
+			t.x = append(t.x, row...)
 			for k := range cfg.Chunk {
-				y = append(y, d.Actions[min(t+k, len(d.Actions)-1)]...)
+				t.y = append(t.y, d.Actions[min(i+k, len(d.Actions)-1)]...)
 			}
 		}
 	}
-	n := len(x) / dim
-	m.Norm = fitNormaliser(x, dim)
-	m.Norm.apply(x)
+	t.n = len(t.x) / t.dim
+	t.m.Norm = fitNormaliser(t.x, t.dim)
+	t.m.Norm.apply(t.x)
 
-	low, high := make([]float64, ad), make([]float64, ad)
+	low, high := make([]float64, t.ad), make([]float64, t.ad)
 	for i := range low {
 		low[i], high[i] = -1, 1
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0xbc))
-	m.Policy = kernels.NewPolicy(kernels.PolicyConfig{ObsDim: dim, Head: kernels.HeadGaussian, ActionDims: ad,
+	t.m.Policy = kernels.NewPolicy(kernels.PolicyConfig{ObsDim: t.dim, Head: kernels.HeadGaussian, ActionDims: t.ad,
 		Low: low, High: high, Hidden: cfg.Hidden, Activation: cfg.Activation}, rng)
-	var logStd kernels.ParamSpan
-	for _, s := range m.Policy.Layout() {
+	for _, s := range t.m.Policy.Layout() {
 		if s.Name == "actor_logstd" {
-			logStd = s
+			t.logStd = s
 		}
 	}
-	opt := kernels.NewAdam(m.Policy.NumParams(), cfg.LR)
-	res := TrainResult{Samples: n, NumParams: m.Policy.NumParams(), FeatureDim: dim}
-	b := min(cfg.Batch, n)
-	bx, by := make([]float64, b*dim), make([]float64, b*ad)
-	logp, ent, val := make([]float64, b), make([]float64, b), make([]float64, b)
-	dlogp, dzero, dval := make([]float64, b), make([]float64, b), make([]float64, b)
-	perm := make([]int, n)
-	for i := range perm {
-		perm[i] = i
+	t.opt = kernels.NewAdam(t.m.Policy.NumParams(), cfg.LR)
+	t.b = min(cfg.Batch, t.n)
+	b := t.b
+	t.bx, t.by = make([]float64, b*t.dim), make([]float64, b*t.ad)
+	t.logp, t.ent, t.val = make([]float64, b), make([]float64, b), make([]float64, b)
+	t.dlogp, t.dzero, t.dval = make([]float64, b), make([]float64, b), make([]float64, b)
+	for i := range t.dlogp {
+		t.dlogp[i] = -1 / float64(b) // the loss is −mean log π
 	}
-	steps, total := 0, cfg.Epochs*(n/b)
-	for range cfg.Epochs {
-		rng.Shuffle(n, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
-		sum := 0.0
-		for start := 0; start+b <= n; start += b {
-			for r, i := range perm[start : start+b] {
-				copy(bx[r*dim:(r+1)*dim], x[i*dim:(i+1)*dim])
-				copy(by[r*ad:(r+1)*ad], y[i*ad:(i+1)*ad])
-			}
-			opt.LR = cfg.LR * (1 - 0.9*float64(steps)/float64(total))
-			m.Policy.ZeroGrads()
-			m.Policy.Evaluate(bx, b, kernels.Actions{Continuous: by}, logp, ent, val)
-			for i := range dlogp {
-				dlogp[i] = -1 / float64(b) // the loss is −mean log π
-			}
-			m.Policy.Backward(dlogp, dzero, dval)
-			clear(m.Policy.Grads()[logStd.Offset : logStd.Offset+logStd.Size()])
-			if cfg.MaxGradNorm > 0 {
-				kernels.ClipGradNorm(m.Policy.Grads(), cfg.MaxGradNorm)
-			}
-			opt.Step(m.Policy.Params(), m.Policy.Grads())
-			sum += meanSquaredError(logp, ad)
-			steps++
-		}
-		l := sum / float64(n/b)
-		if math.IsNaN(l) || math.IsInf(l, 0) {
-			return nil, res, fmt.Errorf("bc train: loss %v at epoch %d", l, len(res.EpochLoss))
-		}
-		res.EpochLoss = append(res.EpochLoss, l)
+	t.order = make([]int, t.n)
+	return t, nil
+}
+
+// Done reports whether all of the configured epochs have run.
+func (t *Trainer) Done() bool { return t.epoch >= t.cfg.Epochs }
+
+// Epochs returns the number of epochs completed.
+func (t *Trainer) Epochs() int { return t.epoch }
+
+// Samples returns the number of (observation, chunk) training samples.
+func (t *Trainer) Samples() int { return t.n }
+
+// Model returns the model being trained (its parameters change with every Epoch).
+func (t *Trainer) Model() *Model { return t.m }
+
+// Result summarises the losses so far.
+func (t *Trainer) Result() TrainResult {
+	r := TrainResult{Samples: t.n, EpochLoss: append([]float64(nil), t.losses...), NumParams: t.m.Policy.NumParams(), FeatureDim: t.dim}
+	if len(t.losses) > 0 {
+		r.FinalLoss = t.losses[len(t.losses)-1]
 	}
-	res.FinalLoss = res.EpochLoss[len(res.EpochLoss)-1]
-	return m, res, nil
+	return r
+}
+
+// Epoch runs one pass over the samples in a fresh random order and returns
+// its mean squared error per action value. The learning rate decays
+// linearly from LR to LR/10 over all epochs' steps.
+func (t *Trainer) Epoch() (float64, error) {
+	cfg, m, b, dim, ad := t.cfg, t.m, t.b, t.dim, t.ad
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0xbc00+uint64(t.epoch)))
+	for i := range t.order {
+		t.order[i] = i
+	}
+	rng.Shuffle(t.n, func(i, j int) { t.order[i], t.order[j] = t.order[j], t.order[i] })
+	perEpoch := t.n / b
+	total := cfg.Epochs * perEpoch
+	steps := t.epoch * perEpoch
+	sum := 0.0
+	for start := 0; start+b <= t.n; start += b {
+		for r, i := range t.order[start : start+b] {
+			copy(t.bx[r*dim:(r+1)*dim], t.x[i*dim:(i+1)*dim])
+			copy(t.by[r*ad:(r+1)*ad], t.y[i*ad:(i+1)*ad])
+		}
+		t.opt.LR = cfg.LR * (1 - 0.9*float64(steps)/float64(total))
+		m.Policy.ZeroGrads()
+		m.Policy.Evaluate(t.bx, b, kernels.Actions{Continuous: t.by}, t.logp, t.ent, t.val)
+		m.Policy.Backward(t.dlogp, t.dzero, t.dval)
+		clear(m.Policy.Grads()[t.logStd.Offset : t.logStd.Offset+t.logStd.Size()])
+		if cfg.MaxGradNorm > 0 {
+			kernels.ClipGradNorm(m.Policy.Grads(), cfg.MaxGradNorm)
+		}
+		t.opt.Step(m.Policy.Params(), m.Policy.Grads())
+		sum += meanSquaredError(t.logp, ad)
+		steps++
+	}
+	l := sum / float64(perEpoch)
+	if math.IsNaN(l) || math.IsInf(l, 0) {
+		return l, fmt.Errorf("bc train: loss %v at epoch %d", l, t.epoch)
+	}
+	t.losses = append(t.losses, l)
+	t.epoch++
+	return l, nil
+}
+
+// State returns a copy of the trainer's state after its last epoch.
+func (t *Trainer) State() TrainerState {
+	return TrainerState{Epoch: t.epoch, EpochLoss: append([]float64(nil), t.losses...),
+		Params: append([]float64(nil), t.m.Policy.Params()...), Adam: t.opt.State()}
+}
+
+// Restore continues from s, a State of a trainer built with the same
+// config and demonstrations.
+func (t *Trainer) Restore(s TrainerState) error {
+	if len(s.Params) != t.m.Policy.NumParams() {
+		return fmt.Errorf("bc restore: %d parameters, the model has %d", len(s.Params), t.m.Policy.NumParams())
+	}
+	if s.Epoch < 0 || s.Epoch > t.cfg.Epochs || len(s.EpochLoss) != s.Epoch {
+		return fmt.Errorf("bc restore: epoch %d with %d losses, of %d epochs", s.Epoch, len(s.EpochLoss), t.cfg.Epochs)
+	}
+	if err := t.opt.Restore(s.Adam); err != nil {
+		return fmt.Errorf("bc restore: %w", err)
+	}
+	t.m.Policy.SetParams(s.Params)
+	t.epoch, t.losses = s.Epoch, append([]float64(nil), s.EpochLoss...)
+	return nil
 }
 
 // meanSquaredError recovers the mean squared error per action value from

@@ -24,6 +24,7 @@ const (
 	ActivityFinishRun          = "FinishRun"
 	ActivityCollectOffline     = "CollectOffline"
 	ActivityPretrainWorldModel = "PretrainWorldModel"
+	ActivityPretrainPolicy     = "PretrainPolicy"
 	ActivityPrepareExperiment  = "PrepareExperiment"
 	ActivityReport             = "Report"
 )
@@ -154,4 +155,40 @@ type ReportResult struct {
 	ResultsJSON string   `json:"results_json"`
 	Figures     []string `json:"figures"`
 	Partial     bool     `json:"partial"`
+}
+
+// PretrainPolicyInput asks for the behaviour-cloning warm start of a run's policy (the
+// spec's pretrain block).
+type PretrainPolicyInput struct {
+	RunDir   string       `json:"run_dir"`
+	SpecHash string       `json:"spec_hash"`
+	Config   specs.Config `json:"config"`
+	Seed     uint64       `json:"seed"`
+}
+
+// PretrainPolicyResult summarises behaviour cloning.
+type PretrainPolicyResult struct {
+	// Checkpoint is the warm-start policy's directory (TrainSegmentInput.PolicyState).
+	Checkpoint string `json:"checkpoint"`
+	// Demos is the number of demonstrations, DemoSteps their expert steps, Samples the
+	// training samples (one per demonstration step).
+	Demos     int   `json:"demos"`
+	DemoSteps int64 `json:"demo_steps"`
+	Samples   int   `json:"samples"`
+	// EpochLoss is the mean squared error per action value of every epoch; ResumedFrom the
+	// epoch a retry resumed from (0: a fresh start).
+	EpochLoss   []float64 `json:"epoch_loss"`
+	ResumedFrom int       `json:"resumed_from"`
+	// Success is the cloned policy's success rate over EvalEpisodes evaluation episodes
+	// (the evaluation block's protocol), when HasSuccess (an evaluation block with episodes).
+	Success      float64 `json:"success"`
+	HasSuccess   bool    `json:"has_success"`
+	EvalEpisodes int     `json:"eval_episodes"`
+	// WallS is the wall time of recording, training and evaluating, in seconds.
+	WallS float64 `json:"wall_s"`
+}
+
+// Pretrained is what the run's state machine keeps of the result.
+func (r PretrainPolicyResult) Pretrained() runstate.PolicyPretrained {
+	return runstate.PolicyPretrained{DemoSteps: r.DemoSteps, PolicyState: r.Checkpoint, Success: r.Success, HasSuccess: r.HasSuccess}
 }

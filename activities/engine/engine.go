@@ -490,3 +490,31 @@ func recoverInto(fail func(error), what string) {
 		fail(fmt.Errorf("%s panicked: %v", what, p))
 	}
 }
+
+// LoadPolicy starts a fresh engine from the policy parameters params instead of its random
+// initialisation: the warm start of a run whose policy was pretrained (behaviour cloning,
+// activities' PretrainPolicy). The optimiser state stays fresh. It is refused once the engine
+// has collected or trained anything, or was restored from a snapshot (which carries its own
+// parameters), and when params does not fit the policy.
+func (e *Engine) LoadPolicy(params []float64) error {
+	if e.running.Load() {
+		return errors.New("load policy: a run is active")
+	}
+	m := e.tr.model()
+	if len(params) != m.NumParams() {
+		return fmt.Errorf("load policy: %d parameters, the engine's policy has %d (a different network or environment?)", len(params), m.NumParams())
+	}
+	for i, v := range params {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("load policy: parameter %d is %v", i, v)
+		}
+	}
+	if e.tr.version != 0 || e.envSteps.Load() != 0 {
+		return errors.New("load policy: the engine has already collected or trained")
+	}
+	if err := e.svc.replaceInitial(params); err != nil {
+		return fmt.Errorf("load policy: %w", err)
+	}
+	m.SetParams(params)
+	return nil
+}

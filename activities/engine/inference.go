@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -551,4 +552,16 @@ func (s *InferenceService) runBatch(batch []*Request, waiting int, start time.Ti
 	if f != nil {
 		f(rec)
 	}
+}
+
+// replaceInitial swaps the weights of version 0 for params (copied) while version 0 is the
+// only one published (Engine.LoadPolicy's warm start).
+func (s *InferenceService) replaceInitial(params []float64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.history) != 1 || s.history[0].version != 0 {
+		return errors.New("the inference service has published past version 0")
+	}
+	s.history[0].params = append([]float64(nil), params...)
+	return nil
 }

@@ -1,0 +1,82 @@
+package activities
+
+import (
+	"math/rand/v2"
+
+	"github.com/accerl/accerl/activities/bc"
+	"github.com/accerl/accerl/activities/engine"
+	"github.com/accerl/accerl/testenv/tabletop"
+)
+
+// The engine's view of a tabletop suite: the state vector extended by the fingertip-relative
+// object offsets (bc.Features, the observation the behaviour-cloned policy reads), optionally
+// in action chunks (policy.action_chunk), and for evaluation the suite's fixed initial states
+// in a fixed order (LIBERO's protocol) instead of random resets.
+
+// featureEnv presents a tabletop simulator's observation as bc.Features.
+type featureEnv struct{ engine.Env }
+
+func (e *featureEnv) ObsDim() int { return bc.FeatureDim }
+
+func (e *featureEnv) Reset(rng *rand.Rand) []float64 {
+	return bc.Features(e.Env.Reset(rng), nil)
+}
+
+func (e *featureEnv) Step(action []float64) engine.StepResult {
+	r := e.Env.Step(action)
+	r.Obs = bc.Features(r.Obs, nil)
+	return r
+}
+
+// fixedInitEnv is the evaluation environment of a tabletop arm: its n-th Reset (from 0)
+// starts task tasks[n mod T] from fixed initial state (n div T) mod tabletop.InitStates, so
+// an evaluation of E episodes covers the tasks evenly from the same states in every segment,
+// arm and run, and 50·T episodes are exactly the LIBERO protocol (every fixed initial state
+// of every task, one trial each). The engine gives each evaluation a fresh environment, so
+// every evaluation starts at n = 0.
+type fixedInitEnv struct {
+	*tabletop.Env
+	tasks []int
+	n     int
+}
+
+func (e *fixedInitEnv) Reset(*rand.Rand) []float64 {
+	t := e.tasks[e.n%len(e.tasks)]
+	i := (e.n / len(e.tasks)) % tabletop.InitStates
+	e.n++
+	return e.ResetTo(t, i)
+}
+
+// chunkEnv runs action chunks: an action is k consecutive actions of the inner environment
+// (k·d values), of which the first execute run open loop; the step's reward is their sum,
+// and the step ends early when the episode does (the rest of the chunk is dropped, as a
+// robot's controller drops a chunk when the episode is reset).
+type chunkEnv struct {
+	engine.Env
+	k, execute int
+}
+
+func (e chunkEnv) ActionSpace() engine.ActionSpace {
+	in := e.Env.ActionSpace()
+	out := engine.ActionSpace{}
+	for range e.k {
+		out.Low = append(out.Low, in.Low...)
+		out.High = append(out.High, in.High...)
+	}
+	return out
+}
+
+func (e chunkEnv) Step(action []float64) engine.StepResult {
+	d := len(action) / e.k
+	var res engine.StepResult
+	sum := 0.0
+	for i := range e.execute {
+		res = e.Env.Step(action[i*d : (i+1)*d])
+		sum += res.Reward
+		if res.Terminated || res.Truncated {
+			break
+		}
+	}
+	res.Reward = sum
+	return res
+}

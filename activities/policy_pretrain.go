@@ -1,0 +1,216 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/accerl/accerl/activities/bc"
+	"github.com/accerl/accerl/activities/checkpoint"
+	"github.com/accerl/accerl/activities/engine"
+	"github.com/accerl/accerl/runstore"
+	"github.com/accerl/accerl/specs"
+)
+
+// Layout of a run's behaviour-cloning directory, <run>/bc: one checkpoint per finished epoch
+// (epoch-NNNNNN, the trainer's state) and, once done, the warm-start policy (final).
+const (
+	bcDir          = "bc"
+	bcFinalDir     = "final"
+	bcStateFile    = "bc_state.json"
+	bcPolicyFile   = "policy.json"
+	bcHeartbeatS   = 5
+	bcKeepEpochs   = 2
+	bcGradNormClip = 1 // the measured recipe's global gradient-norm clip (bc.DefaultConfig)
+)
+
+// BCDir is where a run keeps its behaviour-cloning checkpoints.
+func BCDir(runDir string) string { return filepath.Join(runDir, bcDir) }
+
+// bcPolicy is the content of the final checkpoint: the warm-start parameters, in the engine
+// policy's layout (bc.Model.FoldedParams), and the pretraining's result.
+type bcPolicy struct {
+	Params []float64            `json:"params"`
+	Result PretrainPolicyResult `json:"result"`
+}
+
+// bcProgress is the heartbeat payload of PretrainPolicy.
+type bcProgress struct {
+	Phase      string `json:"phase"` // "demos", "train", "evaluate"
+	Epoch      int    `json:"epoch"`
+	Epochs     int    `json:"epochs"`
+	Checkpoint string `json:"checkpoint,omitempty"`
+}
+
+// BCConfig maps an arm's policy and pretrain blocks onto bc.Config: the policy's own trunk,
+// activation and action chunk, so that the cloned network is the one RL goes on training.
+func BCConfig(c specs.Config, seed uint64) bc.Config {
+	k, execute := c.Policy.Chunk()
+	p := c.Pretrain
+	return bc.Config{Hidden: append([]int(nil), c.Policy.Hidden...), Activation: c.Policy.Activation,
+		Chunk: k, Execute: execute, Epochs: p.Epochs, Batch: p.Batch, LR: p.LearningRate,
+		MaxGradNorm: bcGradNormClip, Seed: seed}
+}
+
+// PretrainPolicy is the behaviour-cloning warm start of a run (the spec's pretrain block):
+// it records pretrain.demos_per_task expert demonstrations of every task of the arm's suite
+// (bc.Collect, with DART noise; deterministic under the run's seed), trains the arm's policy
+// on them epoch by epoch (bc.Trainer), checkpointing and heartbeating after every epoch,
+// then measures the cloned policy with the evaluation block's protocol on the same engine
+// TrainSegment builds, and writes the warm-start parameters. A retry resumes from the newest
+// epoch checkpoint that verifies (re-recording the demonstrations, which come out the same),
+// and a retry after completion returns the finished result at once.
+func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (res PretrainPolicyResult, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = temporal.NewNonRetryableApplicationError(fmt.Sprintf("pretrain policy panicked: %v", r), ErrTypeBadInput, nil)
+		}
+	}()
+	c := in.Config
+	if !c.Pretrain.Enabled || c.Env.Kind != specs.EnvTabletop {
+		return res, temporal.NewNonRetryableApplicationError("pretrain policy: the arm has no pretrain block on a tabletop suite", ErrTypeBadInput, nil)
+	}
+	root := BCDir(in.RunDir)
+	final := filepath.Join(root, bcFinalDir)
+	if p, err := loadBCPolicy(final); err == nil {
+		return p.Result, nil
+	}
+	start := time.Now()
+	cfg := BCConfig(c, in.Seed)
+	err = withHeartbeat(ctx, bcHeartbeatS*time.Second, func(report func(any)) error {
+		report(bcProgress{Phase: "demos", Epochs: cfg.Epochs})
+		demos, err := bc.Collect(bc.CollectInput{Suite: c.Env.Suite, Tasks: c.Env.Tasks, PerTask: c.Pretrain.DemosPerTask,
+			Noise: c.Pretrain.Noise, Seed: in.Seed})
+		if err != nil {
+			return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		tr, err := bc.NewTrainer(cfg, demos)
+		if err != nil {
+			return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		}
+		res.Demos, res.Samples = len(demos), tr.Samples()
+		for _, d := range demos {
+			res.DemoSteps += int64(len(d.Actions))
+		}
+		if st, dir, err := latestBCState(root); err != nil {
+			return err
+		} else if st != nil {
+			if err := tr.Restore(*st); err != nil {
+				return fmt.Errorf("pretrain policy: resume from %s: %w", dir, err)
+			}
+			res.ResumedFrom = st.Epoch
+		}
+		for !tr.Done() {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			report(bcProgress{Phase: "train", Epoch: tr.Epochs(), Epochs: cfg.Epochs})
+			if _, err := tr.Epoch(); err != nil {
+				return temporal.NewApplicationErrorWithCause(err.Error(), ErrTypeTraining, err)
+			}
+			dir, err := saveBCState(root, in.SpecHash, tr.State())
+			if err != nil {
+				return err
+			}
+			report(bcProgress{Phase: "train", Epoch: tr.Epochs(), Epochs: cfg.Epochs, Checkpoint: dir})
+		}
+		res.EpochLoss = tr.Result().EpochLoss
+		params, err := tr.Model().FoldedParams(c.Policy.InitLogStd)
+		if err != nil {
+			return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+		}
+		report(bcProgress{Phase: "evaluate", Epoch: tr.Epochs(), Epochs: cfg.Epochs})
+		eng, err := NewEngine(c, in.Seed, int(c.TotalUpdates()), nil)
+		if err != nil {
+			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("pretrain policy: create engine: %v", err), ErrTypeBadInput, err)
+		}
+		if err := eng.LoadPolicy(params); err != nil {
+			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("pretrain policy: %v", err), ErrTypeBadInput, err)
+		}
+		if ev := c.Evaluation; ev.Episodes > 0 {
+			r, err := eng.Evaluate(ev.Episodes, engine.EvalSeed(in.Seed), ev.Greedy)
+			if err != nil {
+				return temporal.NewNonRetryableApplicationError(fmt.Sprintf("pretrain policy: %v", err), ErrTypeBadInput, err)
+			}
+			res.Success, res.HasSuccess, res.EvalEpisodes = r.SuccessRate(), r.HasSuccess, len(r.Returns)
+		}
+		res.WallS = time.Since(start).Seconds()
+		res.Checkpoint = final
+		if err := runstore.WriteJSON(filepath.Join(in.RunDir, runstore.PretrainFile), runstore.PretrainSummary{
+			Demos: res.Demos, DemoSteps: res.DemoSteps, Samples: res.Samples, EpochLoss: res.EpochLoss,
+			Success: res.Success, HasSuccess: res.HasSuccess, EvalEpisodes: res.EvalEpisodes, WallS: res.WallS,
+		}); err != nil {
+			return err
+		}
+		return saveBCPolicy(final, in.SpecHash, bcPolicy{Params: params, Result: res})
+	})
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	if err != nil {
+		return res, err
+	}
+	if err := checkpoint.Prune(root, bcKeepEpochs+1); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+func saveBCState(root, specHash string, s bc.TrainerState) (string, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return "", fmt.Errorf("encode bc state: %w", err)
+	}
+	dir := filepath.Join(root, fmt.Sprintf("epoch-%06d", s.Epoch))
+	m := checkpoint.Manifest{SpecHash: specHash, Counters: map[string]int64{"epoch": int64(s.Epoch)}, Created: time.Now().UTC()}
+	if err := checkpoint.Save(dir, m, map[string][]byte{bcStateFile: b}); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// latestBCState loads the newest epoch checkpoint under root that verifies (nil when none).
+func latestBCState(root string) (*bc.TrainerState, string, error) {
+	dir, _, files, _, err := checkpoint.Latest(root)
+	if err != nil || dir == "" {
+		return nil, "", err
+	}
+	b, ok := files[bcStateFile]
+	if !ok {
+		return nil, "", nil // the final checkpoint did not verify above; start over
+	}
+	var s bc.TrainerState
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, "", fmt.Errorf("decode bc state in %s: %w", dir, err)
+	}
+	return &s, dir, nil
+}
+
+func saveBCPolicy(dir, specHash string, p bcPolicy) error {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("encode bc policy: %w", err)
+	}
+	m := checkpoint.Manifest{SpecHash: specHash, Created: time.Now().UTC()}
+	return checkpoint.Save(dir, m, map[string][]byte{bcPolicyFile: b})
+}
+
+// loadBCPolicy reads the warm-start policy of one final checkpoint.
+func loadBCPolicy(dir string) (bcPolicy, error) {
+	var p bcPolicy
+	_, files, err := checkpoint.Load(dir)
+	if err != nil {
+		return p, fmt.Errorf("load pretrained policy: %w", err)
+	}
+	if err := json.Unmarshal(files[bcPolicyFile], &p); err != nil {
+		return p, fmt.Errorf("load pretrained policy: decode %s: %w", dir, err)
+	}
+	return p, nil
+}

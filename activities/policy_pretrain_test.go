@@ -1,0 +1,174 @@
+package activities
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/accerl/accerl/activities/engine"
+	"github.com/accerl/accerl/runstate"
+	"github.com/accerl/accerl/runstore"
+	"github.com/accerl/accerl/specs"
+)
+
+// tinyBC is a small behaviour-cloning arm: spatial task 0, a few demonstrations, a small
+// chunked gaussian policy, greedy evaluation from the fixed initial states.
+func tinyBC() specs.Config {
+	c := specs.DefaultConfig()
+	c.Budget.EnvSteps = 256
+	c.Env = specs.Env{Kind: specs.EnvTabletop, Suite: "spatial", Tasks: []int{0}, MaxEpisodeSteps: 220, ImageSize: 64,
+		Cameras: []string{"agentview", "wrist"}, Latency: c.Env.Latency}
+	c.Policy = specs.Policy{Action: specs.ActionGaussian, Hidden: []int{128, 128}, Activation: specs.ActivationReLU,
+		Bins: 256, InitLogStd: -2.3, ActionChunk: 8, ExecuteSteps: 4}
+	c.Pretrain = specs.DefaultPretrain()
+	c.Pretrain.DemosPerTask, c.Pretrain.Epochs = 30, 15
+	c.Algorithm.BatchSteps, c.Algorithm.Minibatches, c.Algorithm.Epochs = 128, 2, 1
+	c.Pipeline.Mode, c.Pipeline.Workers, c.Pipeline.EnvsPerWorker = specs.ModeSync, 2, 2
+	c.Pipeline.ChunkSteps, c.Pipeline.ReplayCapacity = 32, 256
+	c.Evaluation = specs.Evaluation{Episodes: 10, Greedy: true}
+	return c
+}
+
+func runPretrain(t *testing.T, in PretrainPolicyInput) PretrainPolicyResult {
+	t.Helper()
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivity(&Trainer{})
+	v, err := env.ExecuteActivity((&Trainer{}).PretrainPolicy, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res PretrainPolicyResult
+	if err := v.Get(&res); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestPretrainPolicyResumes: PretrainPolicy checkpoints every epoch; after a crash (the
+// final checkpoint and the later epochs gone) it resumes from the newest epoch and ends
+// with exactly the parameters of the uninterrupted run; after completion it returns the
+// stored result. Its success rate is the one the engine the segments use measures with the
+// loaded parameters, and the first segment starts from them.
+func TestPretrainPolicyResumes(t *testing.T) {
+	c := tinyBC()
+	dir := t.TempDir()
+	in := PretrainPolicyInput{RunDir: dir, SpecHash: "h", Config: c, Seed: 1}
+	first := runPretrain(t, in)
+	if first.Demos != 30 || first.DemoSteps <= 0 || len(first.EpochLoss) != 15 || first.ResumedFrom != 0 || !first.HasSuccess || first.EvalEpisodes != 10 {
+		t.Fatalf("result %+v: want 30 demos, 15 epoch losses, a fresh start and a success rate over 10 episodes", first)
+	}
+	if first.EpochLoss[14] >= first.EpochLoss[0] {
+		t.Errorf("BC loss %v did not fall", first.EpochLoss)
+	}
+	var sum runstore.PretrainSummary
+	if err := runstore.ReadJSON(filepath.Join(dir, runstore.PretrainFile), &sum); err != nil || sum.Demos != 30 || !slices.Equal(sum.EpochLoss, first.EpochLoss) {
+		t.Fatalf("pretrain.json %+v (%v), want the result's demos and losses", sum, err)
+	}
+	want, err := loadBCPolicy(first.Checkpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The engine of the run's segments, loaded with the warm start, measures the same success.
+	eng, err := NewEngine(c, 1, int(c.TotalUpdates()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.LoadPolicy(want.Params); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := eng.Evaluate(c.Evaluation.Episodes, engine.EvalSeed(1), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.SuccessRate() != first.Success {
+		t.Errorf("engine measures success %v with the warm start, PretrainPolicy reported %v", ev.SuccessRate(), first.Success)
+	}
+	t.Logf("BC success %.2f, loss %.4f → %.4f", first.Success, first.EpochLoss[0], first.EpochLoss[14])
+
+	// Crash after epoch 14 was saved: its checkpoint and epoch 13's are on disk.
+	for _, d := range []string{"final", "epoch-000015"} {
+		if err := os.RemoveAll(filepath.Join(BCDir(dir), d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(BCDir(dir), "epoch-000014")); err != nil {
+		t.Fatalf("epoch 14's checkpoint is gone (pruned too eagerly?): %v", err)
+	}
+	resumed := runPretrain(t, in)
+	if resumed.ResumedFrom != 14 || !slices.Equal(resumed.EpochLoss, first.EpochLoss) || resumed.Success != first.Success {
+		t.Errorf("resumed: from epoch %d, losses %v, success %v; want from 14 with %v and %v", resumed.ResumedFrom, resumed.EpochLoss, resumed.Success, first.EpochLoss, first.Success)
+	}
+	got, err := loadBCPolicy(resumed.Checkpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Params, want.Params) {
+		t.Error("the resumed warm start's parameters differ from the uninterrupted one's")
+	}
+	again := runPretrain(t, in)
+	if again.ResumedFrom != resumed.ResumedFrom || again.WallS != resumed.WallS {
+		t.Errorf("a retry after completion redid the work: %+v", again)
+	}
+
+	// The first segment starts from the warm start (a wrong-sized policy is refused).
+	runner := newSegmentRunner(t)
+	res := runner.run(TrainSegmentInput{RunDir: dir, Experiment: "e", Arm: "base", Seed: 1, SpecHash: "h", Config: c,
+		Plan: runstate.Plan{Segment: 1, Updates: 1, TotalUpdates: 2, PolicyState: first.Checkpoint}})
+	if res.EnvSteps <= 0 {
+		t.Errorf("segment 1 from the warm start: %+v", res)
+	}
+	other := c
+	other.Policy.Hidden = []int{32}
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivity(&Trainer{})
+	if _, err := env.ExecuteActivity((&Trainer{}).TrainSegment, TrainSegmentInput{RunDir: t.TempDir(), Experiment: "e", Arm: "base",
+		Seed: 1, SpecHash: "h", Config: other, Plan: runstate.Plan{Segment: 1, Updates: 1, TotalUpdates: 2, PolicyState: first.Checkpoint}}); err == nil {
+		t.Error("a segment of a different network accepted the warm start")
+	}
+}
+
+// stepEnv is a 1-D environment that pays 1 per step, records the actions it gets and ends
+// after limit steps.
+type stepEnv struct {
+	got   []float64
+	limit int
+}
+
+func (e *stepEnv) ObsDim() int { return 1 }
+func (e *stepEnv) ActionSpace() engine.ActionSpace {
+	return engine.ActionSpace{Low: []float64{-1}, High: []float64{1}}
+}
+func (e *stepEnv) Reset(*rand.Rand) []float64 { e.got = nil; return []float64{0} }
+func (e *stepEnv) Step(a []float64) engine.StepResult {
+	e.got = append(e.got, a...)
+	return engine.StepResult{Obs: []float64{0}, Reward: 1, Terminated: len(e.got) >= e.limit}
+}
+func (e *stepEnv) MarshalBinary() ([]byte, error) { return nil, nil }
+func (e *stepEnv) UnmarshalBinary([]byte) error   { return nil }
+
+// TestChunkEnv: a chunk of k actions runs its first execute ones, sums their rewards, and
+// stops where the episode ends.
+func TestChunkEnv(t *testing.T) {
+	inner := &stepEnv{limit: 5}
+	e := chunkEnv{Env: inner, k: 3, execute: 2}
+	if s := e.ActionSpace(); len(s.Low) != 3 || len(s.High) != 3 || s.N != 0 {
+		t.Fatalf("chunk action space %+v, want 3 continuous dims", s)
+	}
+	e.Reset(nil)
+	r := e.Step([]float64{0.1, 0.2, 0.3})
+	if r.Reward != 2 || r.Terminated || !slices.Equal(inner.got, []float64{0.1, 0.2}) {
+		t.Fatalf("first chunk: reward %v, terminated %v, executed %v; want 2, false, [0.1 0.2]", r.Reward, r.Terminated, inner.got)
+	}
+	e.Step([]float64{0.4, 0.5, 0.6})
+	r = e.Step([]float64{0.7, 0.8, 0.9})
+	if r.Reward != 1 || !r.Terminated || !slices.Equal(inner.got, []float64{0.1, 0.2, 0.4, 0.5, 0.7}) {
+		t.Errorf("last chunk: reward %v, terminated %v, executed %v; want 1 (ended after one step), true", r.Reward, r.Terminated, inner.got)
+	}
+}

@@ -1,0 +1,111 @@
+package specs
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// Names in the pretrain block.
+const (
+	blockPretrain    = "pretrain"
+	attrDemosPerTask = "demos_per_task"
+	attrBatch        = "batch"
+	attrNoise        = "noise"
+
+	pathPretrain = blockPretrain + "." + attrEnabled
+)
+
+// Pretrain is the behaviour-cloning (BC) warm start of AcceRL's recipe: before RL, the run
+// records demonstrations of every task of its suite with the scripted expert, trains the
+// policy to imitate them (least squares on the expert's actions, chunked as the policy's
+// action_chunk says), measures the cloned policy's success with the evaluation block's
+// protocol, and starts RL from it. Tabletop suites with the gaussian head only.
+//
+// A pretrain block turns it on with these defaults; `enabled = false` in an ablation turns
+// it off again (the "RL from scratch" arm). The whole block is omitted from the JSON while
+// off, so specs without one keep their hash.
+type Pretrain struct {
+	Enabled bool `json:"enabled"`
+	// DemosPerTask is the number of successful expert episodes recorded per task (LIBERO: 50).
+	DemosPerTask int `json:"demos_per_task"`
+	// Epochs over the demonstrations; Batch samples per gradient step.
+	Epochs int `json:"epochs"`
+	Batch  int `json:"batch"`
+	// LearningRate is Adam's initial rate, decayed linearly to a tenth over the epochs.
+	LearningRate float64 `json:"learning_rate"`
+	// Noise is the DART execution noise σ (in action units) added to the expert's motion
+	// while recording; the labels stay the noise-free actions, so the data shows the
+	// corrections back from slightly wrong states.
+	Noise float64 `json:"noise"`
+}
+
+// DefaultPretrain is the measured BC recipe (activities/bc: 50 demos per task, 30 epochs,
+// batch 128, learning rate 1e-3, DART noise 0.1).
+func DefaultPretrain() Pretrain {
+	return Pretrain{Enabled: true, DemosPerTask: 50, Epochs: 30, Batch: 128, LearningRate: 1e-3, Noise: 0.1}
+}
+
+var pretrainSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: attrEnabled},
+		{Name: attrDemosPerTask},
+		{Name: attrEpochs},
+		{Name: attrBatch},
+		{Name: attrLearningRate},
+		{Name: attrNoise},
+	},
+}
+
+// decodePretrain applies a pretrain block onto p: a block turns pretraining on with the
+// defaults for whatever it does not set (an inherited block keeps its values).
+func (d *decoder) decodePretrain(block *hcl.Block, p *Pretrain) {
+	c := d.content(block.Body, pretrainSchema)
+	if !p.Enabled {
+		*p = DefaultPretrain()
+	}
+	d.src.record(pathPretrain, block.DefRange)
+	d.setBool(c.Attributes, blockPretrain, attrEnabled, &p.Enabled)
+	d.setInt(c.Attributes, blockPretrain, attrDemosPerTask, &p.DemosPerTask, between(1, 10000))
+	d.setInt(c.Attributes, blockPretrain, attrEpochs, &p.Epochs, between(1, 100000))
+	d.setInt(c.Attributes, blockPretrain, attrBatch, &p.Batch, between(1, 1<<20))
+	d.setFloat(c.Attributes, blockPretrain, attrLearningRate, &p.LearningRate, aboveUpTo(0, 1))
+	d.setFloat(c.Attributes, blockPretrain, attrNoise, &p.Noise, between(0, 1))
+	if !p.Enabled {
+		*p = Pretrain{}
+	}
+}
+
+// checkPretrain reports a pretrain block the arm cannot use: behaviour cloning needs the
+// tabletop suites' expert and a head whose mean can be fitted by least squares; and a
+// policy.execute_steps above policy.action_chunk, or an action chunk on another head.
+func checkPretrain(c Config, src *sources, add func(subject hcl.Range, summary, detail string)) {
+	p := c.Policy
+	if p.ExecuteSteps > max(1, p.ActionChunk) {
+		add(src.blame(joinPath(blockPolicy, attrExecute), joinPath(blockPolicy, attrChunk)), "More executed steps than the chunk holds",
+			fmt.Sprintf("policy.execute_steps (%d) must not exceed policy.action_chunk (%d), because each query writes action_chunk actions and runs the first execute_steps of them. Lower execute_steps or raise action_chunk.",
+				p.ExecuteSteps, max(1, p.ActionChunk)))
+	}
+	if p.ActionChunk > 1 && p.Action != ActionGaussian {
+		add(src.blame(joinPath(blockPolicy, attrChunk), pathAction), "Action chunks need the gaussian head",
+			fmt.Sprintf("policy.action_chunk = %d writes %d actions per query, which only the gaussian head does (policy.action is %q). Set action = %q, or remove action_chunk.",
+				p.ActionChunk, p.ActionChunk, p.Action, ActionGaussian))
+	}
+	if !c.Pretrain.Enabled {
+		return
+	}
+	if c.Env.Kind != EnvTabletop {
+		add(src.blame(pathPretrain, pathEnvKind), "Behaviour cloning needs a tabletop suite",
+			fmt.Sprintf("the pretrain block clones the tabletop suites' scripted expert, and env %q has none. Use env \"tabletop\" { suite = ... }, or remove the pretrain block (or set enabled = false in it).",
+				c.Env.Kind))
+	}
+	if p.Action != ActionGaussian {
+		add(src.blame(pathPretrain, pathAction), "Behaviour cloning needs the gaussian head",
+			fmt.Sprintf("the pretrain block fits the policy's mean action to the expert's by least squares, which needs policy.action = %q (it is %q). Set action = %q.",
+				ActionGaussian, p.Action, ActionGaussian))
+	}
+	if c.WorldModel.Enabled {
+		add(src.blame(pathPretrain, pathWorldModelOn), "Behaviour cloning with a world model",
+			"a run pretrains either its policy (the pretrain block) or its world model (world_model with offline_trajectories), not yet both. Turn one of them off.")
+	}
+}
