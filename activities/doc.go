@@ -7,6 +7,12 @@
 //     With the world model on it starts from the pretrained state (TrainSegmentInput.
 //     WorldModelState) at the horizon the workflow passes, and reports the world model's
 //     validation loss on recent real data for the horizon schedule.
+//     With a pretrain block its run's first segment starts from the behaviour-cloned policy
+//     (TrainSegmentInput.PolicyState).
+//   - Trainer.PretrainPolicy is the behaviour-cloning warm start (the spec's pretrain block):
+//     it records expert demonstrations of the tabletop suite, clones them into the arm's
+//     policy epoch by epoch (checkpoints under <run>/bc, resumed on retry), measures the
+//     clone's success with the evaluation protocol and writes <run>/pretrain.json.
 //   - Trainer.FinishRun records a run's final status.
 //   - WorldModel.CollectOffline records the offline dataset (Arrow IPC) under
 //     <run>/worldmodel/dataset; WorldModel.PretrainWorldModel pretrains M_obs and M_rew on it

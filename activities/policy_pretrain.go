@@ -11,6 +11,7 @@ import (
 
 	"github.com/accerl/accerl/activities/bc"
 	"github.com/accerl/accerl/activities/checkpoint"
+	"github.com/accerl/accerl/activities/contract"
 	"github.com/accerl/accerl/activities/engine"
 	"github.com/accerl/accerl/runstore"
 	"github.com/accerl/accerl/specs"
@@ -39,12 +40,7 @@ type bcPolicy struct {
 }
 
 // bcProgress is the heartbeat payload of PretrainPolicy.
-type bcProgress struct {
-	Phase      string `json:"phase"` // "demos", "train", "evaluate"
-	Epoch      int    `json:"epoch"`
-	Epochs     int    `json:"epochs"`
-	Checkpoint string `json:"checkpoint,omitempty"`
-}
+type bcProgress = contract.PretrainPolicyProgress
 
 // BCConfig maps an arm's policy and pretrain blocks onto bc.Config: the policy's own trunk,
 // activation and action chunk, so that the cloned network is the one RL goes on training.
@@ -82,7 +78,7 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 	start := time.Now()
 	cfg := BCConfig(c, in.Seed)
 	err = withHeartbeat(ctx, bcHeartbeatS*time.Second, func(report func(any)) error {
-		report(bcProgress{Phase: "demos", Epochs: cfg.Epochs})
+		report(bcProgress{Phase: contract.PhaseDemos, Epochs: cfg.Epochs})
 		demos, err := bc.Collect(bc.CollectInput{Suite: c.Env.Suite, Tasks: c.Env.Tasks, PerTask: c.Pretrain.DemosPerTask,
 			Noise: c.Pretrain.Noise, Seed: in.Seed})
 		if err != nil {
@@ -111,7 +107,7 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			report(bcProgress{Phase: "train", Epoch: tr.Epochs(), Epochs: cfg.Epochs})
+			report(bcProgress{Phase: contract.PhaseClone, Epoch: tr.Epochs(), Epochs: cfg.Epochs})
 			if _, err := tr.Epoch(); err != nil {
 				return temporal.NewApplicationErrorWithCause(err.Error(), ErrTypeTraining, err)
 			}
@@ -119,14 +115,14 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 			if err != nil {
 				return err
 			}
-			report(bcProgress{Phase: "train", Epoch: tr.Epochs(), Epochs: cfg.Epochs, Checkpoint: dir})
+			report(bcProgress{Phase: contract.PhaseClone, Epoch: tr.Epochs(), Epochs: cfg.Epochs, Checkpoint: dir})
 		}
 		res.EpochLoss = tr.Result().EpochLoss
 		params, err := tr.Model().FoldedParams(c.Policy.InitLogStd)
 		if err != nil {
 			return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
 		}
-		report(bcProgress{Phase: "evaluate", Epoch: tr.Epochs(), Epochs: cfg.Epochs})
+		report(bcProgress{Phase: contract.PhaseEvaluate, Epoch: tr.Epochs(), Epochs: cfg.Epochs})
 		eng, err := NewEngine(c, in.Seed, int(c.TotalUpdates()), nil)
 		if err != nil {
 			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("pretrain policy: create engine: %v", err), ErrTypeBadInput, err)

@@ -13,8 +13,9 @@
 # starts from scratch practically never succeeds by chance (random actions
 # solve none of 200 episodes over the 10 tasks), so RL alone learns nothing
 # here: the evaluation success rate stays at 0. That is why AcceRL starts RL
-# from a policy cloned from demonstrations (`accerl demos` records them; the
-# behaviour-cloning warm start is the next step). This example exercises the
+# from a policy cloned from demonstrations: examples/bc.hcl does, with a
+# pretrain block (`accerl demos` records such demonstrations as Arrow files for
+# other tools). This example exercises the
 # suite through the whole system: segments, checkpoints (kill it and run it
 # again), evaluation episodes with their success rate, and the report.
 #

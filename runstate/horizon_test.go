@@ -132,3 +132,4 @@ func TestHorizonScheduleValidate(t *testing.T) {
 		}
 	}
 }
+

@@ -16,6 +16,7 @@
 //	  <arm>/seed-<seed>/               one directory per run (arm × seed), see RunDir
 //	    manifest.json                  RunManifest (RunFile): resolved config, build, hardware
 //	    summary.json                   RunSummary (SummaryFile), overwritten at the end of every segment
+//	    pretrain.json                  PretrainSummary (PretrainFile) of the behaviour-cloning warm start, if any
 //	    metrics/seg-000001.arrow       MetricsRow table of training segment 1 (MetricsDir, SegmentFile)
 //	    episodes/seg-000001.arrow      EpisodeRow table of segment 1 (EpisodesDir)
 //	    tb/events.out.tfevents.000001.accerl

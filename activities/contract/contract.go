@@ -11,6 +11,7 @@
 package contract
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/accerl/accerl/runstate"
@@ -191,4 +192,29 @@ type PretrainPolicyResult struct {
 // Pretrained is what the run's state machine keeps of the result.
 func (r PretrainPolicyResult) Pretrained() runstate.PolicyPretrained {
 	return runstate.PolicyPretrained{DemoSteps: r.DemoSteps, PolicyState: r.Checkpoint, Success: r.Success, HasSuccess: r.HasSuccess}
+}
+
+// PretrainPolicyProgress is the heartbeat payload of a running PretrainPolicy: its phase
+// (PhaseDemos, PhaseClone, PhaseEvaluate), the epochs done and planned, and the newest epoch
+// checkpoint.
+type PretrainPolicyProgress struct {
+	Phase      string `json:"phase"`
+	Epoch      int    `json:"epoch"`
+	Epochs     int    `json:"epochs"`
+	Checkpoint string `json:"checkpoint,omitempty"`
+}
+
+// Phases of PretrainPolicy.
+const (
+	PhaseDemos    = "recording demos"
+	PhaseClone    = "cloning"
+	PhaseEvaluate = "evaluating the clone"
+)
+
+// String describes the progress for a status line: "cloning (epoch 12/30)".
+func (p PretrainPolicyProgress) String() string {
+	if p.Phase == PhaseClone {
+		return fmt.Sprintf("%s (epoch %d/%d)", p.Phase, p.Epoch, p.Epochs)
+	}
+	return p.Phase
 }

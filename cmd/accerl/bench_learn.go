@@ -16,13 +16,16 @@ import (
 )
 
 // learnCheck is a named learning check: an environment, an algorithm, a budget and the mean
-// return (last 100 episodes) every seed must reach.
+// return (last 100 episodes) every seed must reach, or with Success the final evaluation's
+// success rate (and, for a run that starts from behaviour cloning, never below the cloned
+// policy's).
 type learnCheck struct {
 	Name      string
 	Summary   string
 	EnvSteps  int64
 	Threshold float64
 	config    func() specs.Config
+	Success   bool
 }
 
 // cleanRLConfig is CleanRL's ppo.py setup (4 envs × 128 steps per update, 4 epochs of 4
@@ -65,14 +68,39 @@ func tokensPendulum(algo string) func() specs.Config {
 	}
 }
 
+// spatialBC is examples/bc.hcl's base arm: the tabletop spatial suite's ten tasks, 50
+// demonstrations per task cloned into a 256×256 gaussian policy over chunks of 8 actions
+// (4 executed), then PPO at lr 3e-5 with clip 0.1 on the sparse success reward, evaluated
+// greedily on 100 episodes (10 fixed initial states per task) after every 2 updates.
+func spatialBC() specs.Config {
+	c := specs.DefaultConfig()
+	c.Budget.EnvSteps = 98_304
+	c.Env = specs.Env{Kind: specs.EnvTabletop, Suite: "spatial", ImageSize: 64, Cameras: []string{"agentview", "wrist"}, Latency: c.Env.Latency}
+	for t := range 10 {
+		c.Env.Tasks = append(c.Env.Tasks, t)
+	}
+	c.Env.MaxEpisodeSteps = 220
+	c.Policy = specs.Policy{Action: specs.ActionGaussian, Hidden: []int{256, 256}, Activation: specs.ActivationReLU, Bins: 256,
+		InitLogStd: -2.3, ActionChunk: 8, ExecuteSteps: 4}
+	c.Pretrain = specs.DefaultPretrain()
+	a := &c.Algorithm
+	a.LearningRate, a.AnnealLR, a.BatchSteps, a.Epochs, a.Minibatches, a.Clip, a.EntropyCoef = 3e-5, false, 4096, 4, 8, 0.1, 0
+	c.Pipeline.Mode, c.Pipeline.Workers, c.Pipeline.EnvsPerWorker = specs.ModeSync, 4, 4
+	c.Pipeline.ChunkSteps, c.Pipeline.ReplayCapacity = 256, 8192
+	c.Checkpoint.Every = 2
+	c.Evaluation = specs.Evaluation{Episodes: 100, Greedy: true}
+	return c
+}
+
 func learnChecks() []learnCheck {
 	return []learnCheck{
-		{"cartpole-ppo", "CartPole-v1, PPO, CleanRL defaults", 500_000, 475, func() specs.Config { return cleanRLConfig(specs.EnvCartPole, specs.AlgorithmPPO, 500_000) }},
-		{"acrobot-ppo", "Acrobot-v1, PPO, CleanRL defaults", 500_000, -100, func() specs.Config { return cleanRLConfig(specs.EnvAcrobot, specs.AlgorithmPPO, 500_000) }},
-		{"cartpole-gipo", "CartPole-v1, GIPO (σ 0.5), CleanRL defaults", 500_000, 475, func() specs.Config { return cleanRLConfig(specs.EnvCartPole, specs.AlgorithmGIPO, 500_000) }},
-		{"acrobot-gipo", "Acrobot-v1, GIPO (σ 0.5), CleanRL defaults", 500_000, -100, func() specs.Config { return cleanRLConfig(specs.EnvAcrobot, specs.AlgorithmGIPO, 500_000) }},
-		{"pendulum-tokens-ppo", "Pendulum-v1, tokens head (256 bins), PPO", 1_000_000, -400, tokensPendulum(specs.AlgorithmPPO)},
-		{"pendulum-tokens-gipo", "Pendulum-v1, tokens head (256 bins), GIPO", 1_000_000, -400, tokensPendulum(specs.AlgorithmGIPO)},
+		{"cartpole-ppo", "CartPole-v1, PPO, CleanRL defaults", 500_000, 475, func() specs.Config { return cleanRLConfig(specs.EnvCartPole, specs.AlgorithmPPO, 500_000) }, false},
+		{"acrobot-ppo", "Acrobot-v1, PPO, CleanRL defaults", 500_000, -100, func() specs.Config { return cleanRLConfig(specs.EnvAcrobot, specs.AlgorithmPPO, 500_000) }, false},
+		{"cartpole-gipo", "CartPole-v1, GIPO (σ 0.5), CleanRL defaults", 500_000, 475, func() specs.Config { return cleanRLConfig(specs.EnvCartPole, specs.AlgorithmGIPO, 500_000) }, false},
+		{"acrobot-gipo", "Acrobot-v1, GIPO (σ 0.5), CleanRL defaults", 500_000, -100, func() specs.Config { return cleanRLConfig(specs.EnvAcrobot, specs.AlgorithmGIPO, 500_000) }, false},
+		{"pendulum-tokens-ppo", "Pendulum-v1, tokens head (256 bins), PPO", 1_000_000, -400, tokensPendulum(specs.AlgorithmPPO), false},
+		{"pendulum-tokens-gipo", "Pendulum-v1, tokens head (256 bins), GIPO", 1_000_000, -400, tokensPendulum(specs.AlgorithmGIPO), false},
+		{"tabletop-spatial-bc", "tabletop spatial suite (10 tasks), BC warm start then PPO, action chunks 8/4", 98_304, 0.9, spatialBC, true},
 	}
 }
 
@@ -85,7 +113,13 @@ type learnSeed struct {
 	FinalReturn float64 `json:"final_mean_return"` // mean of the last 100 episodes
 	StepsPerS   float64 `json:"steps_per_s"`
 	WallS       float64 `json:"wall_s"`
-	Passed      bool    `json:"passed"`
+	// FinalSuccess is the last evaluation's success rate and PretrainSuccess the cloned
+	// policy's before RL (tasks with a notion of success; runs with a pretrain block), and
+	// DemoSteps the demonstrations' expert steps.
+	FinalSuccess    *float64 `json:"final_success,omitempty"`
+	PretrainSuccess *float64 `json:"pretrain_success,omitempty"`
+	DemoSteps       int64    `json:"demo_steps,omitempty"`
+	Passed          bool     `json:"passed"`
 }
 
 // learnResult is one check over all its seeds.
@@ -147,17 +181,25 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		cfg.Pipeline.Mode = *mode
 		res := learnResult{Check: chk.Name, Summary: chk.Summary, Mode: *mode, EnvSteps: cfg.Budget.EnvSteps, Threshold: chk.Threshold, Passed: true}
-		fmt.Fprintf(stdout, "%s: %s, %d env steps, %s mode, target mean return >= %g\n", chk.Name, chk.Summary, cfg.Budget.EnvSteps, *mode, chk.Threshold)
+		target := fmt.Sprintf("target mean return >= %g", chk.Threshold)
+		if chk.Success {
+			target = fmt.Sprintf("target final success >= %g and never below BC", chk.Threshold)
+		}
+		fmt.Fprintf(stdout, "%s: %s, %d env steps, %s mode, %s\n", chk.Name, chk.Summary, cfg.Budget.EnvSteps, *mode, target)
 		for _, seed := range seeds {
 			s, err := trainCheck(ctx, chk.Name, cfg, seed)
 			if err != nil {
 				return fmt.Errorf("%s seed %d: %w", chk.Name, seed, err)
 			}
 			s.Passed = s.FinalReturn >= chk.Threshold
+			if chk.Success {
+				s.Passed = s.FinalSuccess != nil && *s.FinalSuccess >= chk.Threshold &&
+					(s.PretrainSuccess == nil || *s.FinalSuccess >= *s.PretrainSuccess)
+			}
 			res.Passed = res.Passed && s.Passed
 			res.Seeds = append(res.Seeds, s)
-			fmt.Fprintf(stdout, "  seed %d: final mean return %.1f (%s) after %d steps, %.0f steps/s, %s\n",
-				seed, s.FinalReturn, passWord(s.Passed), s.EnvSteps, s.StepsPerS, fmtDuration(time.Duration(s.WallS*float64(time.Second))))
+			fmt.Fprintf(stdout, "  seed %d: final mean return %.1f%s (%s) after %d steps, %.0f steps/s, %s\n",
+				seed, s.FinalReturn, successText(s), passWord(s.Passed), s.EnvSteps, s.StepsPerS, fmtDuration(time.Duration(s.WallS*float64(time.Second))))
 		}
 		failed = failed || !res.Passed
 		results = append(results, res)
@@ -165,10 +207,11 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 	fmt.Fprintln(stdout)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CHECK\tSEED\tFINAL RETURN (last 100)\tTARGET\tENV STEPS\tSTEPS/S\tWALL\tRESULT")
+	fmt.Fprintln(tw, "CHECK\tSEED\tFINAL RETURN (last 100)\tBC SUCCESS\tFINAL SUCCESS\tTARGET\tENV STEPS\tSTEPS/S\tWALL\tRESULT")
 	for _, r := range results {
 		for _, s := range r.Seeds {
-			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%g\t%d\t%.0f\t%.1fs\t%s\n", r.Check, s.Seed, s.FinalReturn, r.Threshold, s.EnvSteps, s.StepsPerS, s.WallS, passWord(s.Passed))
+			fmt.Fprintf(tw, "%s\t%d\t%.1f\t%s\t%s\t%g\t%d\t%.0f\t%.1fs\t%s\n", r.Check, s.Seed, s.FinalReturn, pct(s.PretrainSuccess), pct(s.FinalSuccess),
+				r.Threshold, s.EnvSteps, s.StepsPerS, s.WallS, passWord(s.Passed))
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -202,8 +245,35 @@ func trainCheck(ctx context.Context, name string, cfg specs.Config, seed uint64)
 		return learnSeed{}, err
 	}
 	wall := time.Since(start).Seconds()
-	return learnSeed{Seed: seed, EnvSteps: st.EnvSteps, Updates: st.Updates, Episodes: int(st.Episodes), FinalReturn: st.RecentReturn,
-		StepsPerS: float64(st.EnvSteps) / wall, WallS: wall}, nil
+	s := learnSeed{Seed: seed, EnvSteps: st.EnvSteps, Updates: st.Updates, Episodes: int(st.Episodes), FinalReturn: st.RecentReturn,
+		StepsPerS: float64(st.EnvSteps) / wall, WallS: wall, DemoSteps: st.DemoSteps}
+	if st.HasEvalSuccess {
+		s.FinalSuccess = &st.EvalSuccess
+	}
+	if st.HasPretrainSuccess {
+		s.PretrainSuccess = &st.PretrainSuccess
+	}
+	return s, nil
+}
+
+// successText is ", success 83.0% (BC 45.0%)" for checks with a success rate, else empty.
+func successText(s learnSeed) string {
+	if s.FinalSuccess == nil {
+		return ""
+	}
+	out := ", success " + pct(s.FinalSuccess)
+	if s.PretrainSuccess != nil {
+		out += " (BC " + pct(s.PretrainSuccess) + ")"
+	}
+	return out
+}
+
+// pct writes a rate as a percentage, "—" when absent.
+func pct(x *float64) string {
+	if x == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f%%", 100**x)
 }
 
 func parseSeeds(s string) ([]uint64, error) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -74,8 +75,10 @@ func logTail(path string) string {
 // trains half on imagined data with the horizon schedule running.
 //
 // With tabletop the environment is the tabletop spatial suite (two of its tasks, the tokens
-// head on the 46-D state) instead of CartPole.
-func crashSpec(mode string, budget int64, worldModel, tabletop bool) string {
+// head on the state features) instead of CartPole; with bc as well, the run first clones the
+// expert (the pretrain block) and fine-tunes a gaussian policy in action chunks.
+func crashSpec(c crashCase) string {
+	mode, budget, worldModel, tabletop := c.mode, c.budget, c.worldModel, c.tabletop
 	env := `env "cartpole" {`
 	policy := `policy { hidden = [16, 16] }`
 	if tabletop {
@@ -85,6 +88,24 @@ func crashSpec(mode string, budget int64, worldModel, tabletop bool) string {
 		policy = `policy {
     action = "tokens"
     hidden = [16, 16]
+  }`
+	}
+	if c.bc {
+		policy = `policy {
+    action        = "gaussian"
+    hidden        = [32, 32]
+    activation    = "relu"
+    init_log_std  = -2
+    action_chunk  = 4
+    execute_steps = 2
+  }
+  pretrain {
+    demos_per_task = 10
+    epochs         = 12
+  }
+  evaluation {
+    episodes = 4
+    greedy   = true
   }`
 	}
 	wm := ""
@@ -222,6 +243,9 @@ func TestCrashResume(t *testing.T) {
 		// The tabletop suite: its environments' state (objects, joints, gripper, the task
 		// sampler's failure history) is in every checkpoint.
 		{name: "tabletop", mode: "sync", budget: 24576, tabletop: true, hooks: []string{"seg-000003"}},
+		// Behaviour cloning, then RL: the first process dies while PretrainPolicy saves its
+		// first epoch, the second while RL saves segment 2; the random kills land in either.
+		{name: "bc", mode: "sync", budget: 12288, tabletop: true, bc: true, hooks: []string{"epoch-", "seg-000002"}},
 	} {
 		t.Run(c.name, func(t *testing.T) { testCrashResume(t, c) })
 	}
@@ -236,6 +260,7 @@ type crashCase struct {
 	budget     int64
 	worldModel bool
 	tabletop   bool
+	bc         bool
 	hooks      []string
 }
 
@@ -243,7 +268,7 @@ func testCrashResume(t *testing.T, c crashCase) {
 	mode := c.mode
 	root := t.TempDir()
 	specPath := filepath.Join(root, "crash.hcl")
-	if err := os.WriteFile(specPath, []byte(crashSpec(mode, c.budget, c.worldModel, c.tabletop)), 0o644); err != nil {
+	if err := os.WriteFile(specPath, []byte(crashSpec(c)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
@@ -345,6 +370,20 @@ func testCrashResume(t *testing.T, c crashCase) {
 				t.Errorf("episode %d differs after crashes: %+v vs %+v", i, g, r)
 				break
 			}
+		}
+	}
+	if c.bc {
+		// The warm start is deterministic too: the resumed pretraining ended with the same
+		// losses and success as the uninterrupted one.
+		var a, b runstore.PretrainSummary
+		for p, v := range map[string]*runstore.PretrainSummary{refDir: &a, dir: &b} {
+			if err := runstore.ReadJSON(filepath.Join(p, "out", "base", "seed-3", runstore.PretrainFile), v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !slices.Equal(a.EpochLoss, b.EpochLoss) || a.Success != b.Success || !b.HasSuccess || b.Demos != 20 {
+			t.Errorf("pretraining after crashes: %d demos, losses %v, success %v (has %v); uninterrupted: %v, %v",
+				b.Demos, b.EpochLoss, b.Success, b.HasSuccess, a.EpochLoss, a.Success)
 		}
 	}
 	// No half-written checkpoint is ever left where a loader would look.

@@ -20,6 +20,15 @@ func withLiveProgress(ctx context.Context, c client.Client, wfID string, p *work
 		return
 	}
 	for _, a := range desc.GetPendingActivities() {
+		if a.GetActivityType().GetName() == contract.ActivityPretrainPolicy && a.GetHeartbeatDetails() != nil {
+			// The behaviour-cloning warm start: show its phase in place of "running".
+			var pp contract.PretrainPolicyProgress
+			if converter.GetDefaultDataConverter().FromPayloads(a.GetHeartbeatDetails(), &pp) == nil && pp.Phase != "" &&
+				p.Status == workflows.StatusRunning {
+				p.Status = pp.String()
+			}
+			continue
+		}
 		if a.GetActivityType().GetName() != contract.ActivityTrainSegment || a.GetHeartbeatDetails() == nil {
 			continue
 		}
