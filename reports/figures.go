@@ -53,6 +53,7 @@ func figureSpecs() []figureSpec {
 			return learningCurveFigure(in.e, in.opts, true)
 		}},
 		{FigEvaluationCurve, "Evaluation return (env steps)", evaluationCurveFigure},
+		{FigBehaviourCloning, "Behaviour cloning, then RL", behaviourCloningFigure},
 		{FigThroughput, "Throughput", throughputFigure},
 		{FigStepsToTarget, "Steps to target", stepsToTargetFigure},
 		{FigStepsToTargetEval, "Steps to target (evaluation episodes)", stepsToTargetEvalFigure},

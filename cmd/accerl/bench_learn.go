@@ -13,6 +13,7 @@ import (
 
 	"github.com/accerl/accerl/activities"
 	"github.com/accerl/accerl/specs"
+	"github.com/accerl/accerl/testenv/tabletop"
 )
 
 // learnCheck is a named learning check: an environment, an algorithm, a budget and the mean
@@ -68,18 +69,22 @@ func tokensPendulum(algo string) func() specs.Config {
 	}
 }
 
-// spatialBC is examples/bc.hcl's base arm: the tabletop spatial suite's ten tasks, 50
+// tabletopBC is examples/bc.hcl's base arm on suite: the suite's ten tasks, 50
 // demonstrations per task cloned into a 256×256 gaussian policy over chunks of 8 actions
 // (4 executed), then PPO at lr 3e-5 with clip 0.1 on the sparse success reward, evaluated
 // greedily on 100 episodes (10 fixed initial states per task) after every 2 updates.
-func spatialBC() specs.Config {
+func tabletopBC(suite string) func() specs.Config {
+	return func() specs.Config { return tabletopBCConfig(suite) }
+}
+
+func tabletopBCConfig(suite string) specs.Config {
 	c := specs.DefaultConfig()
 	c.Budget.EnvSteps = 98_304
-	c.Env = specs.Env{Kind: specs.EnvTabletop, Suite: "spatial", ImageSize: 64, Cameras: []string{"agentview", "wrist"}, Latency: c.Env.Latency}
-	for t := range 10 {
+	c.Env = specs.Env{Kind: specs.EnvTabletop, Suite: suite, ImageSize: 64, Cameras: []string{"agentview", "wrist"}, Latency: c.Env.Latency}
+	for t := range tabletop.TaskCount(suite) {
 		c.Env.Tasks = append(c.Env.Tasks, t)
 	}
-	c.Env.MaxEpisodeSteps = 220
+	c.Env.MaxEpisodeSteps = tabletop.MaxSteps(suite)
 	c.Policy = specs.Policy{Action: specs.ActionGaussian, Hidden: []int{256, 256}, Activation: specs.ActivationReLU, Bins: 256,
 		InitLogStd: -2.3, ActionChunk: 8, ExecuteSteps: 4}
 	c.Pretrain = specs.DefaultPretrain()
@@ -100,7 +105,10 @@ func learnChecks() []learnCheck {
 		{"acrobot-gipo", "Acrobot-v1, GIPO (σ 0.5), CleanRL defaults", 500_000, -100, func() specs.Config { return cleanRLConfig(specs.EnvAcrobot, specs.AlgorithmGIPO, 500_000) }, false},
 		{"pendulum-tokens-ppo", "Pendulum-v1, tokens head (256 bins), PPO", 1_000_000, -400, tokensPendulum(specs.AlgorithmPPO), false},
 		{"pendulum-tokens-gipo", "Pendulum-v1, tokens head (256 bins), GIPO", 1_000_000, -400, tokensPendulum(specs.AlgorithmGIPO), false},
-		{"tabletop-spatial-bc", "tabletop spatial suite (10 tasks), BC warm start then PPO, action chunks 8/4", 98_304, 0.9, spatialBC, true},
+		{"tabletop-spatial-bc", "tabletop spatial suite (10 tasks), BC warm start then PPO, action chunks 8/4", 98_304, 0.9, tabletopBC("spatial"), true},
+		{"tabletop-object-bc", "tabletop object suite (10 tasks), BC warm start then PPO, action chunks 8/4", 98_304, 0.9, tabletopBC("object"), true},
+		{"tabletop-goal-bc", "tabletop goal suite (10 tasks), BC warm start then PPO, action chunks 8/4", 98_304, 0.9, tabletopBC("goal"), true},
+		{"tabletop-long-bc", "tabletop long suite (10 tasks), BC warm start then PPO, action chunks 8/4", 98_304, 0.9, tabletopBC("long"), true},
 	}
 }
 
