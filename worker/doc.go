@@ -10,4 +10,7 @@
 // <state>/server.lock, which the kernel releases if the process dies, and writes its address to
 // <state>/server.addr so that a second `accerl run` on the same directory connects to it instead
 // of starting another server.
+//
+// Every namespace has accerl's custom search attributes (workflows.SearchAttributeKeys);
+// EnsureSearchAttributes registers them on a server accerl did not start.
 package worker

@@ -104,6 +104,19 @@ func (t *temporalFlags) connect(ctx context.Context, stderr io.Writer) (*conn, e
 	return c, nil
 }
 
+// ensureSearchAttributes registers accerl's custom search attributes in namespace of a server
+// this process did not start (StartServer registers them on its own), so that the workflows
+// accerl starts can set them.
+func (c *conn) ensureSearchAttributes(ctx context.Context, namespace string) error {
+	if c.owned {
+		return nil
+	}
+	if err := worker.EnsureSearchAttributes(ctx, c.client.OperatorService(), namespace); err != nil {
+		return fmt.Errorf("%w; accerl's workflows set the search attributes AccerlExperiment, AccerlSpecHash, AccerlArm (Keyword) and AccerlSeed (Int): register them with 'temporal operator search-attribute create', or ask the cluster's operator to", err)
+	}
+	return nil
+}
+
 // startWorker runs in-process workers on both task queues: "cpu" (workflows and every
 // activity) and "gpu" (the segments of runs whose spec asks for a GPU), so that a spec with
 // resources { gpu = 1 } runs here too — on the CPU when this machine has no GPU, which it says

@@ -55,6 +55,9 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer c.close()
+	if err := c.ensureSearchAttributes(ctx, tf.namespace); err != nil {
+		return err
+	}
 	w := worker.New(c.client, *queue, worker.Options{MaxConcurrentSegments: *segments})
 	fmt.Fprintf(stdout, "Worker serving task queue %q in namespace %q. Ctrl-C to stop.\n", *queue, tf.namespace)
 	if err := w.Start(); err != nil {
