@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	uiserver "github.com/temporalio/ui-server/v2/server"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/server/common/cluster"
@@ -48,6 +49,10 @@ type ServerConfig struct {
 	Port int
 	// LogLevel is the server's log level ("warn" by default); logs go to StateDir/server.log.
 	LogLevel string
+	// UIPort is where Temporal's Web UI listens on 127.0.0.1 (DefaultUIPort is
+	// start-dev's); 0 serves no UI. A UI that cannot start leaves the server running: see
+	// Server.UI.
+	UIPort int
 }
 
 // Server is a Temporal server running inside this process, persisted to a SQLite file.
@@ -58,6 +63,9 @@ type Server struct {
 	hostPort string
 	lock     *os.File
 	dir      string
+	ui       *uiserver.Server // nil when no UI runs
+	uiURL    string
+	uiErr    error
 }
 
 // ErrStateDirBusy is returned by StartServer when another live process already serves the
@@ -84,7 +92,8 @@ func (e *BusyError) Unwrap() error { return ErrStateDirBusy }
 // directory, StartServer returns a *BusyError carrying that server's address.
 //
 // Every namespace gets accerl's custom search attributes (workflows.SearchAttributeKeys): a
-// new one when it is created, one created by an older accerl when the server starts.
+// new one when it is created, one created by an older accerl when the server starts. With
+// cfg.UIPort set, the Web UI runs too, and stops with the server.
 func StartServer(cfg ServerConfig) (*Server, error) {
 	if cfg.StateDir == "" {
 		return nil, errors.New("start temporal server: empty state directory")
@@ -115,7 +124,11 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 		_ = lock.Close()
 		return nil, fmt.Errorf("write server address: %w", err)
 	}
-	return &Server{srv: srv, hostPort: hostPort, lock: lock, dir: cfg.StateDir}, nil
+	s := &Server{srv: srv, hostPort: hostPort, lock: lock, dir: cfg.StateDir}
+	if cfg.UIPort != 0 {
+		s.ui, s.uiURL, s.uiErr = startUI(cfg.UIPort, hostPort, namespaces(cfg)[0])
+	}
+	return s, nil
 }
 
 // namespaces are the namespaces the server creates: cfg.Namespaces, or DefaultNamespace.
@@ -151,8 +164,16 @@ func ensureSearchAttributesAt(hostPort string, namespaces []string) error {
 // HostPort is the frontend address clients and workers dial.
 func (s *Server) HostPort() string { return s.hostPort }
 
-// Stop shuts the server down and releases the state directory.
+// UI returns the Web UI's URL (http://127.0.0.1:PORT), or "" when it does not run: not asked
+// for (ServerConfig.UIPort 0), or asked for but unable to start, which err says why (its
+// port is in use, say).
+func (s *Server) UI() (url string, err error) { return s.uiURL, s.uiErr }
+
+// Stop shuts the server and its Web UI down and releases the state directory.
 func (s *Server) Stop() error {
+	if s.ui != nil {
+		s.ui.Stop()
+	}
 	err := s.srv.Stop()
 	_ = os.Remove(filepath.Join(s.dir, addrFileName))
 	_ = s.lock.Close()

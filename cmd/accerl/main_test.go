@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -66,12 +68,22 @@ func TestEndToEndOnEmbeddedServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
+	// The first run's Web UI port is taken: it says so and runs without the UI.
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = taken.Close() }()
+	takenPort := strconv.Itoa(taken.Addr().(*net.TCPAddr).Port)
 	var stdout, stderr bytes.Buffer
-	if err := run(ctx, args, &stdout, &stderr); err != nil {
+	if err := run(ctx, append([]string{"run", "--ui-port", takenPort}, args[1:]...), &stdout, &stderr); err != nil {
 		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
 	if !strings.Contains(stdout.String(), "Started experiment accerl/tiny/") {
 		t.Errorf("first run did not start the experiment:\n%s", stdout.String())
+	}
+	if want := "Temporal Web UI is off: 127.0.0.1:" + takenPort + " is in use"; !strings.Contains(stderr.String(), want) || !strings.Contains(stderr.String(), "--ui-port") {
+		t.Errorf("run with a taken UI port does not warn %q and name --ui-port:\n%s", want, stderr.String())
 	}
 	report := filepath.Join(out, "report.md")
 	if !strings.Contains(stdout.String(), "Report: "+report) {
@@ -112,14 +124,19 @@ func TestEndToEndOnEmbeddedServer(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Running the same command again attaches to the finished experiment and trains nothing.
+	// Running the same command again attaches to the finished experiment and trains nothing;
+	// with a free UI port it serves the UI and says where.
 	stdout.Reset()
 	stderr.Reset()
-	if err := run(ctx, args, &stdout, &stderr); err != nil {
+	_ = taken.Close()
+	if err := run(ctx, append([]string{"run", "--ui-port", takenPort}, args[1:]...), &stdout, &stderr); err != nil {
 		t.Fatalf("second run: %v\n%s\n%s", err, stdout.String(), stderr.String())
 	}
 	if !strings.Contains(stdout.String(), "Attached to experiment accerl/tiny/") {
 		t.Errorf("second run did not attach:\n%s", stdout.String())
+	}
+	if want := "Temporal Web UI: http://127.0.0.1:" + takenPort + "\n"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("second run does not say %q:\n%s", want, stderr.String())
 	}
 	after, err := os.Stat(segFile)
 	if err != nil || !after.ModTime().Equal(before.ModTime()) {

@@ -19,6 +19,7 @@ import (
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("run", "run [flags] FILE", stderr)
 	tf := addTemporalFlags(fs)
+	tf.ui = addUIFlags(fs)
 	vars := addVarFlag(fs)
 	out := fs.String("out", "", "experiment output directory (default runs/<experiment>/); workers must see it at the same path")
 	detach := fs.Bool("detach", false, "submit the experiment and return without waiting (needs a worker elsewhere, so use it with --temporal)")
