@@ -175,21 +175,29 @@ func TestEndToEndOnEmbeddedServer(t *testing.T) {
 	assertSearchAttributes(ctx, t, state, exps[0].ID)
 }
 
-// assertSearchAttributes checks that visibility queries on accerl's search attributes find the
-// workflows of the tiny experiment expID, whose state is in stateDir: AccerlArm picks one
-// run, AccerlExperiment the experiment and both runs, and each carries its seed and spec hash.
-func assertSearchAttributes(ctx context.Context, t *testing.T, stateDir, expID string) {
+// serveStateDir starts the embedded server on stateDir (once no accerl process serves it) and
+// returns a client of it; both stop when the test ends.
+func serveStateDir(ctx context.Context, t *testing.T, stateDir string) client.Client {
 	t.Helper()
 	srv, err := worker.StartServer(worker.ServerConfig{StateDir: stateDir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = srv.Stop() }()
+	t.Cleanup(func() { _ = srv.Stop() })
 	c, err := client.DialContext(ctx, client.Options{HostPort: srv.HostPort(), Namespace: worker.DefaultNamespace})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(c.Close)
+	return c
+}
+
+// assertSearchAttributes checks that visibility queries on accerl's search attributes find the
+// workflows of the tiny experiment expID, whose state is in stateDir: AccerlArm picks one
+// run, AccerlExperiment the experiment and both runs, and each carries its seed and spec hash.
+func assertSearchAttributes(ctx context.Context, t *testing.T, stateDir, expID string) {
+	t.Helper()
+	c := serveStateDir(ctx, t, stateDir)
 	list := func(query string) []*workflowpb.WorkflowExecutionInfo {
 		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query})
 		if err != nil {
