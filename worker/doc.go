@@ -10,4 +10,10 @@
 // <state>/server.lock, which the kernel releases if the process dies, and writes its address to
 // <state>/server.addr so that a second `accerl run` on the same directory connects to it instead
 // of starting another server.
+//
+// With ServerConfig.UIPort set (`accerl run` and `accerl server` set 8233 unless --no-ui), the
+// server also serves Temporal's Web UI (github.com/temporalio/ui-server) on 127.0.0.1, as
+// `temporal server start-dev` does; a taken port turns the UI off, not the server. Every
+// namespace has accerl's custom search attributes (workflows.SearchAttributeKeys);
+// EnsureSearchAttributes registers them on a server accerl did not start.
 package worker

@@ -1,8 +1,11 @@
 package worker
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -12,6 +15,9 @@ import (
 	"syscall"
 	"time"
 
+	uiserver "github.com/temporalio/ui-server/v2/server"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/server/common/cluster"
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/log"
@@ -43,6 +49,10 @@ type ServerConfig struct {
 	Port int
 	// LogLevel is the server's log level ("warn" by default); logs go to StateDir/server.log.
 	LogLevel string
+	// UIPort is where Temporal's Web UI listens on 127.0.0.1 (DefaultUIPort is
+	// start-dev's); 0 serves no UI. A UI that cannot start leaves the server running: see
+	// Server.UI.
+	UIPort int
 }
 
 // Server is a Temporal server running inside this process, persisted to a SQLite file.
@@ -53,6 +63,9 @@ type Server struct {
 	hostPort string
 	lock     *os.File
 	dir      string
+	ui       *uiserver.Server // nil when no UI runs
+	uiURL    string
+	uiErr    error
 }
 
 // ErrStateDirBusy is returned by StartServer when another live process already serves the
@@ -77,6 +90,10 @@ func (e *BusyError) Unwrap() error { return ErrStateDirBusy }
 // StateDir/temporal.db. The database schema and namespaces are created on first use; a later
 // start on the same directory brings back every workflow. If another process already serves the
 // directory, StartServer returns a *BusyError carrying that server's address.
+//
+// Every namespace gets accerl's custom search attributes (workflows.SearchAttributeKeys): a
+// new one when it is created, one created by an older accerl when the server starts. With
+// cfg.UIPort set, the Web UI runs too, and stops with the server.
 func StartServer(cfg ServerConfig) (*Server, error) {
 	if cfg.StateDir == "" {
 		return nil, errors.New("start temporal server: empty state directory")
@@ -97,19 +114,66 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 		_ = lock.Close()
 		return nil, fmt.Errorf("start temporal server: %w", err)
 	}
+	if err := ensureSearchAttributesAt(hostPort, namespaces(cfg)); err != nil {
+		_ = srv.Stop()
+		_ = lock.Close()
+		return nil, err
+	}
 	if err := os.WriteFile(filepath.Join(cfg.StateDir, addrFileName), []byte(hostPort+"\n"), 0o644); err != nil {
 		_ = srv.Stop()
 		_ = lock.Close()
 		return nil, fmt.Errorf("write server address: %w", err)
 	}
-	return &Server{srv: srv, hostPort: hostPort, lock: lock, dir: cfg.StateDir}, nil
+	s := &Server{srv: srv, hostPort: hostPort, lock: lock, dir: cfg.StateDir}
+	if cfg.UIPort != 0 {
+		s.ui, s.uiURL, s.uiErr = startUI(cfg.UIPort, hostPort, namespaces(cfg)[0])
+	}
+	return s, nil
+}
+
+// namespaces are the namespaces the server creates: cfg.Namespaces, or DefaultNamespace.
+func namespaces(cfg ServerConfig) []string {
+	if len(cfg.Namespaces) == 0 {
+		return []string{DefaultNamespace}
+	}
+	return cfg.Namespaces
+}
+
+// ensureSearchAttributesAt registers accerl's search attributes in each namespace of the server
+// at hostPort where they are missing: namespaces created before accerl set search attributes.
+func ensureSearchAttributesAt(hostPort string, namespaces []string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := client.DialContext(ctx, client.Options{
+		HostPort:  hostPort,
+		Namespace: namespaces[0],
+		Logger:    sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+	})
+	if err != nil {
+		return fmt.Errorf("connect to the embedded server: %w", err)
+	}
+	defer c.Close()
+	for _, ns := range namespaces {
+		if err := EnsureSearchAttributes(ctx, c.OperatorService(), ns); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // HostPort is the frontend address clients and workers dial.
 func (s *Server) HostPort() string { return s.hostPort }
 
-// Stop shuts the server down and releases the state directory.
+// UI returns the Web UI's URL (http://127.0.0.1:PORT), or "" when it does not run: not asked
+// for (ServerConfig.UIPort 0), or asked for but unable to start, which err says why (its
+// port is in use, say).
+func (s *Server) UI() (url string, err error) { return s.uiURL, s.uiErr }
+
+// Stop shuts the server and its Web UI down and releases the state directory.
 func (s *Server) Stop() error {
+	if s.ui != nil {
+		s.ui.Stop()
+	}
 	err := s.srv.Stop()
 	_ = os.Remove(filepath.Join(s.dir, addrFileName))
 	_ = s.lock.Close()
@@ -146,36 +210,23 @@ func readAddr(dir string) string {
 	return ""
 }
 
+// clusterName is the embedded server's one cluster.
+const clusterName = "active"
+
 func newServer(cfg ServerConfig) (temporal.Server, string, error) {
-	const clusterName = "active"
-	namespaces := cfg.Namespaces
-	if len(namespaces) == 0 {
-		namespaces = []string{DefaultNamespace}
-	}
 	level := cfg.LogLevel
 	if level == "" {
 		level = "warn"
 	}
-	sqlCfg := &config.SQL{
-		PluginName:   sqliteplugin.PluginName,
-		DatabaseName: filepath.Join(cfg.StateDir, dbFileName),
-		ConnectAttributes: map[string]string{
-			"mode": "rwc",
-			// WAL plus synchronous=normal survives a process kill (not a power cut) without
-			// losing committed transactions, at a fraction of the fsync cost of "full".
-			"journal_mode": "wal",
-			"synchronous":  "normal",
-			"busy_timeout": "10000",
-		},
-	}
+	sqlCfg := sqlConfig(cfg.StateDir)
 	if _, err := os.Stat(sqlCfg.DatabaseName); errors.Is(err, os.ErrNotExist) {
 		if err := sqlite.SetupSchema(sqlCfg); err != nil {
 			return nil, "", fmt.Errorf("create temporal schema in %s: %w", sqlCfg.DatabaseName, err)
 		}
 	}
 	var nsCfgs []*sqlite.NamespaceConfig
-	for _, ns := range namespaces {
-		nc, err := sqlite.NewNamespaceConfig(clusterName, ns, false, nil)
+	for _, ns := range namespaces(cfg) {
+		nc, err := sqlite.NewNamespaceConfig(clusterName, ns, false, searchAttributeTypes())
 		if err != nil {
 			return nil, "", fmt.Errorf("namespace %q: %w", ns, err)
 		}
@@ -262,6 +313,22 @@ func newServer(cfg ServerConfig) (temporal.Server, string, error) {
 		return nil, "", fmt.Errorf("create temporal server: %w", err)
 	}
 	return srv, hostPort, nil
+}
+
+// sqlConfig is the server's SQLite database in stateDir.
+func sqlConfig(stateDir string) *config.SQL {
+	return &config.SQL{
+		PluginName:   sqliteplugin.PluginName,
+		DatabaseName: filepath.Join(stateDir, dbFileName),
+		ConnectAttributes: map[string]string{
+			"mode": "rwc",
+			// WAL plus synchronous=normal survives a process kill (not a power cut) without
+			// losing committed transactions, at a fraction of the fsync cost of "full".
+			"journal_mode": "wal",
+			"synchronous":  "normal",
+			"busy_timeout": "10000",
+		},
+	}
 }
 
 // freePort returns a TCP port on 127.0.0.1 that is free now, chosen at random

@@ -65,6 +65,9 @@ func Experiment(ctx workflow.Context, in ExperimentInput) (ExperimentResult, err
 			TaskQueue:  TaskQueueCPU,
 			// If the experiment is cancelled or terminated, so are its runs.
 			ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_TERMINATE,
+			// Replay-safe without a version marker: the SDK matches a recorded child start
+			// by its workflow type only, so histories recorded without them still replay.
+			TypedSearchAttributes: RunSearchAttributes(exp.Name, exp.Hash, r),
 		})
 		f := workflow.ExecuteChildWorkflow(cctx, Run, RunInput{
 			ExperimentName: exp.Name, SpecHash: exp.Hash, Run: r, RunDir: RunDir(in.OutDir, r),

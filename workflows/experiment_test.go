@@ -33,6 +33,14 @@ func TestExperimentRunsEveryArmAndSeedThenReports(t *testing.T) {
 	running, maxRunning := 0, 0
 	env.OnWorkflow(Run, mock.Anything, mock.Anything).Return(func(ctx workflow.Context, in RunInput) (RunResult, error) {
 		started = append(started, in)
+		sa := workflow.GetTypedSearchAttributes(ctx)
+		arm, _ := sa.GetKeyword(SearchArm)
+		seed, _ := sa.GetInt64(SearchSeed)
+		name, _ := sa.GetKeyword(SearchExperiment)
+		hash, _ := sa.GetKeyword(SearchSpecHash)
+		if arm != in.Run.Arm || seed != int64(in.Run.Seed) || name != "exp" || hash != "0123456789abcdef" {
+			t.Errorf("run %s has search attributes arm %q, seed %d, experiment %q, hash %q", in.Run.ID, arm, seed, name, hash)
+		}
 		running++
 		maxRunning = max(maxRunning, running)
 		defer func() { running-- }()

@@ -140,3 +140,15 @@ func TestStateDirFromEnvironment(t *testing.T) {
 		t.Errorf("default state dir without $%s = %q, want .accerl", stateDirEnv, got)
 	}
 }
+
+// --ui-port takes a port number; 0 is not one (--no-ui turns the UI off).
+func TestUIPortNeedsPortNumber(t *testing.T) {
+	for _, cmd := range []string{"run", "server"} {
+		for _, p := range []string{"0", "65536", "web"} {
+			status, _, stderr := runArgs(t, cmd, "--ui-port", p, "a.hcl")
+			if status != 2 || !strings.Contains(stderr, "need a port number from 1 to 65535") {
+				t.Errorf("accerl %s --ui-port %s: status %d, stderr %q; want 2 and what a port is", cmd, p, status, stderr)
+			}
+		}
+	}
+}

@@ -27,6 +27,9 @@ type temporalFlags struct {
 	stateDir  string
 	addr      string
 	namespace string
+	// ui is the Web UI to serve with the embedded server when connect starts one; nil (the
+	// commands that only look something up) serves none.
+	ui *uiFlags
 }
 
 func addTemporalFlags(fs *flag.FlagSet) *temporalFlags {
@@ -35,6 +38,53 @@ func addTemporalFlags(fs *flag.FlagSet) *temporalFlags {
 	fs.Var((*hostPort)(&t.addr), "temporal", "host:port of an existing Temporal frontend; empty starts (or reuses) the embedded server in --state-dir")
 	fs.StringVar(&t.namespace, "namespace", worker.DefaultNamespace, "Temporal namespace")
 	return t
+}
+
+// uiFlags are the Web UI flags of the commands that start the embedded server (run, server).
+type uiFlags struct {
+	port portNumber
+	off  bool
+}
+
+func addUIFlags(fs *flag.FlagSet) *uiFlags {
+	u := &uiFlags{port: worker.DefaultUIPort}
+	fs.Var(&u.port, "ui-port", "port on 127.0.0.1 where Temporal's Web UI is served with the embedded server (ignored with --temporal); when it is taken, accerl says so and goes on without the UI")
+	fs.BoolVar(&u.off, "no-ui", false, "do not serve the Web UI")
+	return u
+}
+
+// serverPort is worker.ServerConfig.UIPort: 0 (no UI) when u is nil or turned off.
+func (u *uiFlags) serverPort() int {
+	if u == nil || u.off {
+		return 0
+	}
+	return int(u.port)
+}
+
+// printUI says where srv's Web UI is (on out), or why it is off although it was asked for
+// (on warn).
+func printUI(out, warn io.Writer, srv *worker.Server) {
+	url, err := srv.UI()
+	switch {
+	case url != "":
+		fmt.Fprintf(out, "Temporal Web UI: %s\n", url)
+	case err != nil:
+		fmt.Fprintf(warn, "Temporal Web UI is off: %v (pick another port with --ui-port N, or --no-ui to not ask for it)\n", err)
+	}
+}
+
+// portNumber is a TCP port flag, checked when parsed.
+type portNumber int
+
+func (p *portNumber) String() string { return strconv.Itoa(int(*p)) }
+
+func (p *portNumber) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("need a port number from 1 to 65535, not %q", s)
+	}
+	*p = portNumber(n)
+	return nil
 }
 
 // hostPort is the value of --temporal: empty, or HOST:PORT with a port number. It is
@@ -75,7 +125,7 @@ func (t *temporalFlags) connect(ctx context.Context, stderr io.Writer) (*conn, e
 		if err != nil {
 			return nil, err
 		}
-		srv, err := worker.StartServer(worker.ServerConfig{StateDir: dir, Namespaces: []string{t.namespace}})
+		srv, err := worker.StartServer(worker.ServerConfig{StateDir: dir, Namespaces: []string{t.namespace}, UIPort: t.ui.serverPort()})
 		var busy *worker.BusyError
 		switch {
 		case errors.As(err, &busy):
@@ -89,6 +139,7 @@ func (t *temporalFlags) connect(ctx context.Context, stderr io.Writer) (*conn, e
 		default:
 			c.server, c.owned = srv, true
 			addr = srv.HostPort()
+			printUI(stderr, stderr, srv)
 		}
 	}
 	cl, err := client.DialContext(ctx, client.Options{
@@ -102,6 +153,19 @@ func (t *temporalFlags) connect(ctx context.Context, stderr io.Writer) (*conn, e
 	}
 	c.client = cl
 	return c, nil
+}
+
+// ensureSearchAttributes registers accerl's custom search attributes in namespace of a server
+// this process did not start (StartServer registers them on its own), so that the workflows
+// accerl starts can set them.
+func (c *conn) ensureSearchAttributes(ctx context.Context, namespace string) error {
+	if c.owned {
+		return nil
+	}
+	if err := worker.EnsureSearchAttributes(ctx, c.client.OperatorService(), namespace); err != nil {
+		return fmt.Errorf("%w; accerl's workflows set the search attributes AccerlExperiment, AccerlSpecHash, AccerlArm (Keyword) and AccerlSeed (Int): register them with 'temporal operator search-attribute create', or ask the cluster's operator to", err)
+	}
+	return nil
 }
 
 // startWorker runs in-process workers on both task queues: "cpu" (workflows and every

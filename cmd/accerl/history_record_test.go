@@ -11,10 +11,7 @@ import (
 
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/encoding/protojson"
-
-	"github.com/accerl/accerl/worker"
 )
 
 // TestRecordHistories refreshes workflows/testdata/*.json, the recorded workflow histories
@@ -52,16 +49,7 @@ func TestRecordHistories(t *testing.T) {
 	if err := run(ctx, []string{"run", "--state-dir", state, "--out", filepath.Join(dir, "out"), specPath}, &stdout, &stderr); err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}
-	srv, err := worker.StartServer(worker.ServerConfig{StateDir: state})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = srv.Stop() }()
-	c, err := client.DialContext(ctx, client.Options{HostPort: srv.HostPort(), Namespace: worker.DefaultNamespace})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := serveStateDir(ctx, t, state)
 	resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{})
 	if err != nil {
 		t.Fatal(err)

@@ -29,14 +29,15 @@ Usage:
 Commands:
   validate FILE     check a spec; print each problem with file:line:col and how to fix it
   plan FILE         list the runs (arm × seed) a spec expands to, and its hash
-  run FILE          run an experiment (starts an embedded Temporal server unless --temporal)
+  run FILE          run an experiment (starts an embedded Temporal server, with its Web UI on
+                    http://127.0.0.1:8233, unless --temporal; --ui-port N, --no-ui)
   status            list experiments and runs with their state and counters
   pause|resume|stop EXPERIMENT-ID|FILE
                     pause runs before their next segment, resume them, or stop them cleanly
   report DIR        regenerate the report of an experiment directory from stored metrics
   export DIR        write runs' metrics and episodes as Parquet (nulls, not NaN) or TensorBoard files
   worker            run a worker only (joins an existing Temporal server via --temporal)
-  server            run the embedded Temporal server only
+  server            run the embedded Temporal server and its Web UI only
   bench throughput  measure async vs sync env steps/s on the same slow-simulator workload
   bench learn       train named learning checks (cartpole-ppo, acrobot-gipo, ...) over seeds
   bench sample-efficiency
@@ -49,7 +50,9 @@ Commands:
   demos             record the scripted expert's demonstrations of a tabletop suite (Arrow IPC)
   version           print accerl's version and the Temporal and Arrow modules it is built with
 
-Run 'accerl <command> --help' for a command's flags.
+Run 'accerl <command> --help' for a command's flags. Find runs by arm, seed, experiment or spec
+hash with the search attributes AccerlArm, AccerlSeed, AccerlExperiment and AccerlSpecHash:
+  temporal workflow list --address $(cat .accerl/server.addr) --query 'AccerlArm="base"'
 
 Quick start:
   go run ./cmd/accerl run examples/quickstart.hcl

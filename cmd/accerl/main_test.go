@@ -6,13 +6,23 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
 	"github.com/accerl/accerl/runstore"
+	"github.com/accerl/accerl/worker"
+	"github.com/accerl/accerl/workflows"
 )
 
 // tinySpec is the smallest experiment that still exercises everything: two arms (async and
@@ -53,16 +63,27 @@ func TestEndToEndOnEmbeddedServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	args := []string{"run", "--state-dir", filepath.Join(dir, "state"), "--out", out, specPath}
+	state := filepath.Join(dir, "state")
+	args := []string{"run", "--state-dir", state, "--out", out, specPath}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
+	// The first run's Web UI port is taken: it says so and runs without the UI.
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = taken.Close() }()
+	takenPort := strconv.Itoa(taken.Addr().(*net.TCPAddr).Port)
 	var stdout, stderr bytes.Buffer
-	if err := run(ctx, args, &stdout, &stderr); err != nil {
+	if err := run(ctx, append([]string{"run", "--ui-port", takenPort}, args[1:]...), &stdout, &stderr); err != nil {
 		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
 	if !strings.Contains(stdout.String(), "Started experiment accerl/tiny/") {
 		t.Errorf("first run did not start the experiment:\n%s", stdout.String())
+	}
+	if want := "Temporal Web UI is off: 127.0.0.1:" + takenPort + " is in use"; !strings.Contains(stderr.String(), want) || !strings.Contains(stderr.String(), "--ui-port") {
+		t.Errorf("run with a taken UI port does not warn %q and name --ui-port:\n%s", want, stderr.String())
 	}
 	report := filepath.Join(out, "report.md")
 	if !strings.Contains(stdout.String(), "Report: "+report) {
@@ -103,14 +124,19 @@ func TestEndToEndOnEmbeddedServer(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Running the same command again attaches to the finished experiment and trains nothing.
+	// Running the same command again attaches to the finished experiment and trains nothing;
+	// with a free UI port it serves the UI and says where.
 	stdout.Reset()
 	stderr.Reset()
-	if err := run(ctx, args, &stdout, &stderr); err != nil {
+	_ = taken.Close()
+	if err := run(ctx, append([]string{"run", "--ui-port", takenPort}, args[1:]...), &stdout, &stderr); err != nil {
 		t.Fatalf("second run: %v\n%s\n%s", err, stdout.String(), stderr.String())
 	}
 	if !strings.Contains(stdout.String(), "Attached to experiment accerl/tiny/") {
 		t.Errorf("second run did not attach:\n%s", stdout.String())
+	}
+	if want := "Temporal Web UI: http://127.0.0.1:" + takenPort + "\n"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("second run does not say %q:\n%s", want, stderr.String())
 	}
 	after, err := os.Stat(segFile)
 	if err != nil || !after.ModTime().Equal(before.ModTime()) {
@@ -130,7 +156,7 @@ func TestEndToEndOnEmbeddedServer(t *testing.T) {
 
 	// status lists the experiment and both runs.
 	stdout.Reset()
-	if err := run(ctx, []string{"status", "--state-dir", filepath.Join(dir, "state"), "--json"}, &stdout, &stderr); err != nil {
+	if err := run(ctx, []string{"status", "--state-dir", state, "--json"}, &stdout, &stderr); err != nil {
 		t.Fatalf("status: %v\n%s", err, stderr.String())
 	}
 	var exps []experimentStatus
@@ -144,6 +170,72 @@ func TestEndToEndOnEmbeddedServer(t *testing.T) {
 	r := exps[0].Runs[1]
 	if r.Summary == nil || len(r.Summary.ParamsSHA256) != 64 || r.Summary.EnvSteps != 3072 || r.Manifest == nil || r.Manifest.Seed != 7 {
 		t.Errorf("status --json run = %+v, want summary with SHA-256 and counters and the manifest", r)
+	}
+
+	assertSearchAttributes(ctx, t, state, exps[0].ID)
+}
+
+// serveStateDir starts the embedded server on stateDir (once no accerl process serves it) and
+// returns a client of it; both stop when the test ends.
+func serveStateDir(ctx context.Context, t *testing.T, stateDir string) client.Client {
+	t.Helper()
+	srv, err := worker.StartServer(worker.ServerConfig{StateDir: stateDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop() })
+	c, err := client.DialContext(ctx, client.Options{HostPort: srv.HostPort(), Namespace: worker.DefaultNamespace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// assertSearchAttributes checks that visibility queries on accerl's search attributes find the
+// workflows of the tiny experiment expID, whose state is in stateDir: AccerlArm picks one
+// run, AccerlExperiment the experiment and both runs, and each carries its seed and spec hash.
+func assertSearchAttributes(ctx context.Context, t *testing.T, stateDir, expID string) {
+	t.Helper()
+	c := serveStateDir(ctx, t, stateDir)
+	list := func(query string) []*workflowpb.WorkflowExecutionInfo {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query})
+		if err != nil {
+			t.Fatalf("list %s: %v", query, err)
+		}
+		return resp.Executions
+	}
+	// Visibility records are written by background tasks, which a restarted server may still
+	// be catching up on.
+	base := list(`AccerlArm="base"`)
+	for deadline := time.Now().Add(30 * time.Second); len(base) == 0 && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+		base = list(`AccerlArm="base"`)
+	}
+	if len(base) != 1 || base[0].GetExecution().GetWorkflowId() != workflows.RunID(expID, "base/seed-7") {
+		t.Fatalf(`AccerlArm="base" found %d workflows (%v), want the run %s`, len(base), base, workflows.RunID(expID, "base/seed-7"))
+	}
+	var seed int64
+	var hash string
+	fields := base[0].GetSearchAttributes().GetIndexedFields()
+	if err := converter.GetDefaultDataConverter().FromPayload(fields[workflows.SearchSeed.GetName()], &seed); err != nil || seed != 7 {
+		t.Errorf("run's AccerlSeed = %d (%v), want 7", seed, err)
+	}
+	if err := converter.GetDefaultDataConverter().FromPayload(fields[workflows.SearchSpecHash.GetName()], &hash); err != nil || !strings.HasPrefix(hash, strings.TrimPrefix(expID, "accerl/tiny/")) || len(hash) != 64 {
+		t.Errorf("run's AccerlSpecHash = %q (%v), want the spec's hash, of which %s shows the start", hash, err, expID)
+	}
+	all := list(`AccerlExperiment="tiny" AND AccerlSpecHash="` + hash + `"`)
+	var ids []string
+	for _, e := range all {
+		ids = append(ids, e.GetExecution().GetWorkflowId())
+	}
+	slices.Sort(ids)
+	want := []string{expID, workflows.RunID(expID, "base/seed-7"), workflows.RunID(expID, "sync/seed-7")}
+	if !slices.Equal(ids, want) {
+		t.Errorf("AccerlExperiment and AccerlSpecHash found %v, want %v", ids, want)
+	}
+	if n := len(list(`AccerlSeed=7 AND AccerlArm="sync"`)); n != 1 {
+		t.Errorf(`AccerlSeed=7 AND AccerlArm="sync" found %d workflows, want 1`, n)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("run", "run [flags] FILE", stderr)
 	tf := addTemporalFlags(fs)
+	tf.ui = addUIFlags(fs)
 	vars := addVarFlag(fs)
 	out := fs.String("out", "", "experiment output directory (default runs/<experiment>/); workers must see it at the same path")
 	detach := fs.Bool("detach", false, "submit the experiment and return without waiting (needs a worker elsewhere, so use it with --temporal)")
@@ -46,6 +47,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer c.close()
+	if err := retryTransient(ctx, stderr, func() error { return c.ensureSearchAttributes(ctx, tf.namespace) }); err != nil {
+		return err
+	}
 	if c.owned && !*noWorker {
 		if err := c.startWorker(exp, stderr); err != nil {
 			return err
@@ -141,6 +145,7 @@ func startOrAttach(ctx context.Context, c client.Client, id string, in workflows
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		Memo:                     map[string]any{"out_dir": in.OutDir, "name": in.Experiment.Name},
+		TypedSearchAttributes:    workflows.ExperimentSearchAttributes(in.Experiment.Name, in.Experiment.Hash),
 	}, workflows.Experiment, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {

@@ -55,6 +55,9 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer c.close()
+	if err := c.ensureSearchAttributes(ctx, tf.namespace); err != nil {
+		return err
+	}
 	w := worker.New(c.client, *queue, worker.Options{MaxConcurrentSegments: *segments})
 	fmt.Fprintf(stdout, "Worker serving task queue %q in namespace %q. Ctrl-C to stop.\n", *queue, tf.namespace)
 	if err := w.Start(); err != nil {
@@ -70,6 +73,7 @@ func cmdServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	stateDir := fs.String("state-dir", defaultStateDir(), "directory for the SQLite database and logs (default $ACCERL_STATE_DIR, else .accerl)")
 	port := fs.Int("port", 7233, "frontend gRPC port on 127.0.0.1")
 	namespace := fs.String("namespace", worker.DefaultNamespace, "namespace to create")
+	ui := addUIFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -77,11 +81,12 @@ func cmdServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	srv, err := worker.StartServer(worker.ServerConfig{StateDir: dir, Port: *port, Namespaces: []string{*namespace}})
+	srv, err := worker.StartServer(worker.ServerConfig{StateDir: dir, Port: *port, Namespaces: []string{*namespace}, UIPort: ui.serverPort()})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "Temporal server on %s (state in %s). Workers: accerl worker --temporal %s. Ctrl-C to stop.\n", srv.HostPort(), dir, srv.HostPort())
+	printUI(stdout, stderr, srv)
 	<-ctx.Done()
 	return srv.Stop()
 }
