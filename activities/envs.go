@@ -58,6 +58,9 @@ func policyEnvFactory(env specs.Env, pol specs.Policy, lat testenv.Latency, work
 		if k > 1 {
 			out = chunkEnv{Env: out, k: k, execute: execute}
 		}
+		if env.Kind == specs.EnvTabletop && env.Pixels {
+			out = framedEnv{Env: out, cams: raw.(*tabletop.Env)}
+		}
 		return out, nil
 	}
 }

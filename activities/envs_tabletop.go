@@ -80,3 +80,22 @@ func (e chunkEnv) Step(action []float64) engine.StepResult {
 	res.Reward = sum
 	return res
 }
+
+// framedEnv gives a tabletop arm with pixels its frames: the configured cameras' RGB
+// images of the current state, rendered when asked (tabletop renders lazily, once per
+// state), cameras concatenated in the spec's order.
+type framedEnv struct {
+	engine.Env
+	cams *tabletop.Env
+}
+
+var _ engine.FrameEnv = framedEnv{}
+
+func (e framedEnv) FrameBytes() int { return e.cams.ImageBytesPerStep() }
+
+func (e framedEnv) Frame(dst []byte) []byte {
+	for _, im := range e.cams.Images() {
+		dst = append(dst, im...)
+	}
+	return dst
+}

@@ -37,11 +37,22 @@ var replaySchema = arrow.NewSchema([]arrow.Field{
 	{Name: "next_obs", Type: arrow.ListOf(arrow.PrimitiveTypes.Float64), Nullable: true},
 	{Name: "terminal_obs", Type: arrow.ListOf(arrow.PrimitiveTypes.Float64), Nullable: true},
 	{Name: "success", Type: arrow.FixedWidthTypes.Boolean},
+	// frames holds each step's frame (the environment's camera images as raw bytes, e.g. the
+	// tabletop suites' RGB images, H×W×3 per camera, cameras concatenated), one binary value
+	// per step; next_frame and terminal_frame those of next_obs and terminal_obs. Null
+	// without frames.
+	{Name: "frames", Type: arrow.ListOf(arrow.BinaryTypes.Binary), Nullable: true},
+	{Name: "next_frame", Type: arrow.BinaryTypes.Binary, Nullable: true},
+	{Name: "terminal_frame", Type: arrow.BinaryTypes.Binary, Nullable: true},
 }, nil)
 
 // replaySchemaV1 is the schema of checkpoints written before the success column; such a
-// file reads back with every chunk's Success false.
-var replaySchemaV1 = arrow.NewSchema(replaySchema.Fields()[:14], nil)
+// file reads back with every chunk's Success false. replaySchemaV2 is that of checkpoints
+// written before the frame columns (no frames).
+var (
+	replaySchemaV1 = arrow.NewSchema(replaySchema.Fields()[:14], nil)
+	replaySchemaV2 = arrow.NewSchema(replaySchema.Fields()[:15], nil)
+)
 
 // encodeReplay writes chunks (oldest first) as an Arrow IPC file; version is the policy
 // version of the checkpoint, for the staleness column.
@@ -49,6 +60,7 @@ func encodeReplay(chunks []*engine.Chunk, version int64) ([]byte, error) {
 	mem := memory.NewGoAllocator()
 	b := array.NewRecordBuilder(mem, replaySchema)
 	defer b.Release()
+	frames := false
 	for _, c := range chunks {
 		b.Field(0).(*array.Int64Builder).Append(int64(c.Env))
 		b.Field(1).(*array.Int64Builder).Append(c.Seq)
@@ -69,8 +81,18 @@ func encodeReplay(chunks []*engine.Chunk, version int64) ([]byte, error) {
 		appendFloats(b.Field(12), c.NextObs)
 		appendFloats(b.Field(13), c.TerminalObs)
 		b.Field(14).(*array.BooleanBuilder).Append(c.Success)
+		appendFrames(b.Field(15), c.Frames, c.Len())
+		frames = frames || len(c.Frames) > 0
+		appendBinary(b.Field(16), c.NextFrame)
+		appendBinary(b.Field(17), c.TerminalFrame)
 	}
-	data, err := writeIPC(b, mem)
+	var opts []ipc.Option
+	if frames {
+		// Frames are most of the file and compress well (flat-shaded renders): ZSTD, which
+		// every Arrow reader decompresses transparently.
+		opts = append(opts, ipc.WithZstd())
+	}
+	data, err := writeIPC(b, mem, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("encode replay: %w", err)
 	}
@@ -78,11 +100,11 @@ func encodeReplay(chunks []*engine.Chunk, version int64) ([]byte, error) {
 }
 
 // writeIPC finishes b's record batch and returns it as an Arrow IPC file.
-func writeIPC(b *array.RecordBuilder, mem memory.Allocator) ([]byte, error) {
+func writeIPC(b *array.RecordBuilder, mem memory.Allocator, opts ...ipc.Option) ([]byte, error) {
 	rec := b.NewRecordBatch()
 	defer rec.Release()
 	var buf bytes.Buffer
-	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(rec.Schema()), ipc.WithAllocator(mem))
+	w, err := ipc.NewFileWriter(&buf, append([]ipc.Option{ipc.WithSchema(rec.Schema()), ipc.WithAllocator(mem)}, opts...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +126,8 @@ func decodeReplay(data []byte) ([]*engine.Chunk, error) {
 		return nil, fmt.Errorf("decode replay: %w", err)
 	}
 	defer func() { _ = r.Close() }()
-	hasSuccess := r.Schema().Equal(replaySchema)
+	hasFrames := r.Schema().Equal(replaySchema)
+	hasSuccess := hasFrames || r.Schema().Equal(replaySchemaV2)
 	if !hasSuccess && !r.Schema().Equal(replaySchemaV1) {
 		return nil, fmt.Errorf("decode replay: unexpected schema %v", r.Schema())
 	}
@@ -133,6 +156,11 @@ func decodeReplay(data []byte) ([]*engine.Chunk, error) {
 			}
 			if hasSuccess {
 				c.Success = col(14).(*array.Boolean).Value(row)
+			}
+			if hasFrames {
+				c.Frames = framesAt(col(15), row)
+				c.NextFrame = binaryAt(col(16), row)
+				c.TerminalFrame = binaryAt(col(17), row)
 			}
 			chunks = append(chunks, c)
 		}
@@ -170,6 +198,53 @@ func appendInts(b array.Builder, x []int) {
 		y[i] = int64(v)
 	}
 	appendInt64s(b, y)
+}
+
+// appendFrames appends a chunk's frames (steps frames of equal length, concatenated) as one
+// list of binary values, null when there are none.
+func appendFrames(b array.Builder, frames []byte, steps int) {
+	lb := b.(*array.ListBuilder)
+	if len(frames) == 0 || steps == 0 {
+		lb.AppendNull()
+		return
+	}
+	lb.Append(true)
+	vb := lb.ValueBuilder().(*array.BinaryBuilder)
+	n := len(frames) / steps
+	for t := range steps {
+		vb.Append(frames[t*n : (t+1)*n])
+	}
+}
+
+func appendBinary(b array.Builder, x []byte) {
+	bb := b.(*array.BinaryBuilder)
+	if x == nil {
+		bb.AppendNull()
+		return
+	}
+	bb.Append(x)
+}
+
+// framesAt concatenates row's frames (nil for a null row).
+func framesAt(a arrow.Array, row int) []byte {
+	lo, hi, ok := listRange(a, row)
+	if !ok {
+		return nil
+	}
+	vals := a.(*array.List).ListValues().(*array.Binary)
+	var out []byte
+	for i := lo; i < hi; i++ {
+		out = append(out, vals.Value(int(i))...)
+	}
+	return out
+}
+
+func binaryAt(a arrow.Array, row int) []byte {
+	b := a.(*array.Binary)
+	if b.IsNull(row) {
+		return nil
+	}
+	return append([]byte{}, b.Value(row)...)
 }
 
 // listRange returns the value range of row in a list column, ok false when the row is null.

@@ -54,6 +54,7 @@
 //	    #   tasks      = "all"      # "all" (default) or a list of task indices 0-9; or task = 3
 //	    #   image_size = 64         # camera resolution: 16, 32, 64, 128 or 256
 //	    #   cameras    = ["agentview", "wrist"] # the default: both
+//	    #   pixels     = false      # true: render every step; frames go through inference, replay, checkpoints
 //	    latency {                 # simulated simulator step latency
 //	      kind          = "none"  # none | constant | lognormal
 //	      median        = "5ms"   # constant delay, or lognormal median; >= 0 (> 0 for lognormal)

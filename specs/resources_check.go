@@ -163,6 +163,10 @@ func estimateMemory(c Config) []memoryPart {
 
 	const stepScalars = 8 // reward, done, value, log-probability, version, ...
 	stepBytes := (obs + acts + stepScalars) * 8
+	if c.Env.Kind == EnvTabletop && c.Env.Pixels {
+		// Every stored step keeps its frame: the cameras' RGB bytes.
+		stepBytes += float64(c.Env.ImageSize) * float64(c.Env.ImageSize) * 3 * float64(max(len(c.Env.Cameras), 1))
+	}
 	parts = append(parts, memoryPart{
 		what:  "the replay buffer",
 		bytes: float64(c.Pipeline.ReplayCapacity) * stepBytes,

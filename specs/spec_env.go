@@ -17,6 +17,7 @@ const (
 	attrTasks     = "tasks"
 	attrImageSize = "image_size"
 	attrCameras   = "cameras"
+	attrPixels    = "pixels"
 
 	blockLatency     = "latency"
 	attrKind         = "kind"
@@ -54,6 +55,11 @@ type Env struct {
 	Tasks     []int    `json:"tasks,omitempty"`
 	ImageSize int      `json:"image_size,omitempty"`
 	Cameras   []string `json:"cameras,omitempty"`
+	// Pixels renders the cameras at every step and carries the frames (RGB bytes, each step's
+	// once) through inference, the replay buffer and checkpoints beside the state
+	// observation, for pixel policies and world models. Rendering costs simulator time
+	// (about 20× a physics step at 64×64). Omitted from the JSON while false.
+	Pixels bool `json:"pixels,omitempty"`
 }
 
 // Latency is the simulated duration of one simulator step.
@@ -79,6 +85,7 @@ var envSchema = &hcl.BodySchema{
 		{Name: attrTasks},
 		{Name: attrImageSize},
 		{Name: attrCameras},
+		{Name: attrPixels},
 	},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: blockLatency},
@@ -110,7 +117,7 @@ func (d *decoder) decodeEnv(block *hcl.Block, e *Env) {
 	if kind == EnvTabletop {
 		d.decodeTabletop(c.Attributes, e)
 	} else {
-		for _, name := range []string{attrSuite, attrTask, attrTasks, attrImageSize, attrCameras} {
+		for _, name := range []string{attrSuite, attrTask, attrTasks, attrImageSize, attrCameras, attrPixels} {
 			if attr, ok := c.Attributes[name]; ok {
 				d.errorf(attr.NameRange, nil, "Unsupported argument",
 					"env.%s applies to the tabletop suites only (env \"tabletop\"), not to %q. Remove it.", name, kind)

@@ -55,6 +55,7 @@ func (d *decoder) decodeTabletop(attrs hcl.Attributes, e *Env) {
 		e.Cameras = tabletop.Cameras()
 	}
 	d.setStrings(attrs, blockEnv, attrCameras, &e.Cameras, tabletop.Cameras())
+	d.setBool(attrs, blockEnv, attrPixels, &e.Pixels)
 }
 
 // decodeTaskList decodes env.tasks: "all" or a list of task indices.
@@ -107,7 +108,7 @@ func (d *decoder) setStrings(attrs hcl.Attributes, prefix, name string, dst *[]s
 // when none was chosen, and the suite's episode limit.
 func finalizeTabletop(e *Env) {
 	if e.Kind != EnvTabletop {
-		e.Suite, e.Tasks, e.ImageSize, e.Cameras = "", nil, 0, nil
+		e.Suite, e.Tasks, e.ImageSize, e.Cameras, e.Pixels = "", nil, 0, nil, false
 		return
 	}
 	if len(e.Tasks) == 0 {

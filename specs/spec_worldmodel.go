@@ -182,6 +182,10 @@ func checkWorldModel(c Config, src *sources, add func(subject hcl.Range, summary
 			fmt.Sprintf("world_model.horizon.loss_low (%g) must be below world_model.horizon.loss_high (%g): the horizon reaches end when the loss falls to loss_low, starting from loss_high. Lower loss_low or raise loss_high.",
 				w.Horizon.LossLow, w.Horizon.LossHigh))
 	}
+	if w.Enabled && c.Env.Pixels {
+		add(src.blame(joinPath(blockEnv, attrPixels), pathWorldModelOn), "World model over pixels",
+			"the world model predicts state vectors and does not read frames yet; a run with env.pixels = true cannot use it. Set pixels = false (the world model then learns the 70-D state features), or turn the world model off.")
+	}
 	if w.Enabled && w.Reward == WorldModelRewardSuccessDelta && c.Env.Kind == EnvPendulum {
 		add(src.blame(pathWorldModelRew, pathWorldModelOn), "No success signal",
 			fmt.Sprintf("world_model.reward = %q trains the reward model on whether episodes succeed, and %q has no notion of success (its episodes only end at the time limit). Use reward = %q.",

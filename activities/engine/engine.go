@@ -34,8 +34,10 @@ const (
 type Engine struct {
 	cfg    Config
 	obsDim int
-	space  ActionSpace // of every environment
-	shape  ActionShape
+	// frameBytes is the length of the environments' frames (FrameEnv), 0 without frames.
+	frameBytes int
+	space      ActionSpace // of every environment
+	shape      ActionShape
 
 	slots  []*envSlot
 	svc    *InferenceService
@@ -76,6 +78,15 @@ func New(cfg Config, snap *Snapshot, makeEnv EnvFactory) (*Engine, error) {
 	}
 	e.obsDim = e.slots[0].env.ObsDim()
 	e.space = e.slots[0].env.ActionSpace()
+	if fe, ok := e.slots[0].env.(FrameEnv); ok {
+		e.frameBytes = fe.FrameBytes()
+	}
+	for _, s := range e.slots {
+		fe, ok := s.env.(FrameEnv)
+		if (e.frameBytes > 0) != ok || (ok && fe.FrameBytes() != e.frameBytes) {
+			return nil, fmt.Errorf("new engine: env %d and env 0 disagree on frames (env 0: %d bytes)", s.index, e.frameBytes)
+		}
+	}
 	for _, s := range e.slots {
 		if s.env.ObsDim() != e.obsDim || !sameSpace(s.env.ActionSpace(), e.space) {
 			return nil, fmt.Errorf("new engine: env %d has obs dim %d and action space %+v, env 0 has %d and %+v",
@@ -105,7 +116,7 @@ func New(cfg Config, snap *Snapshot, makeEnv EnvFactory) (*Engine, error) {
 		PerRequestRNG: cfg.Mode == ModeSync,
 	}, model.Clone(), rand.New(e.svcSrc))
 	e.replay = NewReplayBuffer(cfg.replayCapacity(), cfg.MaxStaleness)
-	e.ro = &rollout{svc: e.svc, replay: e.replay, obsDim: e.obsDim, shape: e.shape, chunkSteps: cfg.chunkSteps(),
+	e.ro = &rollout{svc: e.svc, replay: e.replay, obsDim: e.obsDim, frameBytes: e.frameBytes, shape: e.shape, chunkSteps: cfg.chunkSteps(),
 		envSteps: &e.envSteps, budget: cfg.MaxEnvSteps}
 
 	if snap != nil {
@@ -116,6 +127,7 @@ func New(cfg Config, snap *Snapshot, makeEnv EnvFactory) (*Engine, error) {
 	}
 	for _, s := range e.slots {
 		s.obs = s.env.Reset(s.rng)
+		s.frame = e.ro.frameOf(s)
 	}
 	e.svc.Publish(0, model.Params())
 	return e, nil

@@ -56,6 +56,20 @@ type Env interface {
 	encoding.BinaryUnmarshaler
 }
 
+// FrameEnv is an Env whose observations also carry a frame: the camera images of the
+// current state as raw bytes (for the tabletop suites, each camera's RGB image, H×W×3,
+// cameras concatenated). The engine stores each step's frame once, beside its observation,
+// in the replay buffer and checkpoints, and hands the frame of every inference request to a
+// policy that reads frames ([FrameReader]). Frames are opaque bytes to the engine.
+type FrameEnv interface {
+	Env
+	// FrameBytes is the length of every frame.
+	FrameBytes() int
+	// Frame appends the frame of the current observation (the one the last Reset or Step
+	// returned) to dst and returns the extended slice.
+	Frame(dst []byte) []byte
+}
+
 // EnvFactory makes environment index of an engine: 0 … NumEnvs−1 are the rollout
 // environments (worker index / EnvsPerWorker owns environment index), and index NumEnvs is
 // the one Evaluate plays, which should not simulate latency. Every call returns a new,

@@ -24,6 +24,15 @@ type Policy interface {
 	SetParams(p []float64)
 }
 
+// FrameReader is a Policy that also reads each observation's frame (a pixel policy over an
+// environment with frames, FrameEnv). Before every ActActions call the service passes the
+// frames of the batch's observations, frames[i] for row i; they stay valid during that call
+// only.
+type FrameReader interface {
+	Policy
+	SetFrames(frames [][]byte)
+}
+
 // ActionShape says how many values one step's action occupies in each form
 // a Policy produces.
 type ActionShape struct {
@@ -92,6 +101,10 @@ type InferenceConfig struct {
 type Request struct {
 	// Obs is the observation (ObsDim values).
 	Obs []float64
+	// Frame is the observation's frame (FrameEnv), nil without frames. The service reads
+	// it only while the requester waits for the reply, so the requester may hand over its
+	// own buffer without copying.
+	Frame []byte
 	// RNG samples this request's action when the service runs with
 	// PerRequestRNG; it is used by the service goroutine only while the
 	// requester waits.
@@ -243,6 +256,7 @@ type InferenceService struct {
 	onBatch  func(BatchRecord)
 	loaded   int64 // version currently loaded into policy, -1 = none
 	obsBuf   []float64
+	frames   [][]byte // the batch's frames, for a FrameReader policy
 	tokBuf   []int
 	realBuf  []float64
 	logpBuf  []float64
@@ -519,13 +533,25 @@ func (s *InferenceService) runBatch(batch []*Request, waiting int, start time.Ti
 	}
 	t0 := s.clock.Now()
 	a := s.cfg.Action
+	fr, reads := s.policy.(FrameReader)
 	if s.cfg.PerRequestRNG {
 		for i, r := range batch {
+			if reads {
+				s.frames = append(s.frames[:0], r.Frame)
+				fr.SetFrames(s.frames)
+			}
 			act := kernels.Actions{Tokens: r.Tokens, Continuous: r.Reals}
 			s.policy.ActActions(s.obsBuf[i*d:(i+1)*d], 1, r.RNG, act, r.LogProbs, s.valueBuf[i:i+1])
 			s.policy.EnvActions(act, 1, r.EnvAction)
 		}
 	} else {
+		if reads {
+			s.frames = s.frames[:0]
+			for _, r := range batch {
+				s.frames = append(s.frames, r.Frame)
+			}
+			fr.SetFrames(s.frames)
+		}
 		act := kernels.Actions{Tokens: s.tokBuf[:n*a.Tokens], Continuous: s.realBuf[:n*a.Reals]}
 		s.policy.ActActions(s.obsBuf[:n*d], n, s.rng, act, s.logpBuf[:n*a.LogProbs], s.valueBuf[:n])
 		s.policy.EnvActions(act, n, s.envBuf[:n*a.Env])

@@ -49,6 +49,12 @@ type Chunk struct {
 	// the world model (its termination head and B_real) when Terminated;
 	// the trainer never bootstraps from it.
 	TerminalObs []float64 `json:"terminal_obs,omitempty"`
+	// Frames holds each step's frame (FrameEnv), T×FrameBytes bytes row-major, when the
+	// environment has frames; NextFrame and TerminalFrame are the frames of NextObs and
+	// TerminalObs.
+	Frames        []byte `json:"frames,omitempty"`
+	NextFrame     []byte `json:"next_frame,omitempty"`
+	TerminalFrame []byte `json:"terminal_frame,omitempty"`
 	// Staleness is set by ReplayBuffer.Take: the trainer's version at take
 	// time minus Versions[t], per step.
 	Staleness []int64 `json:"-"`

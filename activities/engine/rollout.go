@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,6 +45,7 @@ type envSlot struct {
 	rng           *rand.Rand
 
 	obs      []float64
+	frame    []byte // the frame of obs (FrameEnv only)
 	epReturn float64
 	epLen    int
 	seq      int64
@@ -59,6 +61,7 @@ type rollout struct {
 	svc        *InferenceService
 	replay     *ReplayBuffer
 	obsDim     int
+	frameBytes int // FrameEnv.FrameBytes, 0 without frames
 	shape      ActionShape
 	chunkSteps int
 	envSteps   *atomic.Int64
@@ -194,6 +197,7 @@ func (r *rollout) runEnv(ctx context.Context, s *envSlot, steps int, lockstep fu
 			return
 		}
 		copy(req.Obs, s.obs)
+		req.Frame = s.frame // read by the service only while this goroutine waits
 		rep, err := r.svc.Infer(ctx, req)
 		if err != nil {
 			if steps < 0 {
@@ -204,6 +208,10 @@ func (r *rollout) runEnv(ctx context.Context, s *envSlot, steps int, lockstep fu
 		t0 := time.Now()
 		sr := s.env.Step(req.EnvAction)
 		next, reward, terminated, truncated := sr.Obs, sr.Reward, sr.Terminated, sr.Truncated
+		var nextFrame []byte
+		if r.frameBytes > 0 {
+			nextFrame = s.env.(FrameEnv).Frame(make([]byte, 0, r.frameBytes))
+		}
 		simTime := time.Since(t0)
 
 		c := s.chunk
@@ -212,6 +220,7 @@ func (r *rollout) runEnv(ctx context.Context, s *envSlot, steps int, lockstep fu
 			s.chunk = c
 		}
 		c.Obs = append(c.Obs, s.obs...)
+		c.Frames = append(c.Frames, s.frame...)
 		c.Actions = append(c.Actions, req.Tokens...)
 		c.ContActions = append(c.ContActions, req.Reals...)
 		c.LogProbs = append(c.LogProbs, req.LogProbs...)
@@ -228,9 +237,9 @@ func (r *rollout) runEnv(ctx context.Context, s *envSlot, steps int, lockstep fu
 			c.Truncated = truncated && !terminated
 			c.Success = sr.Success && sr.HasSuccess
 			if terminated {
-				c.TerminalObs = next
+				c.TerminalObs, c.TerminalFrame = next, nextFrame
 			} else {
-				c.NextObs = next
+				c.NextObs, c.NextFrame = next, nextFrame
 			}
 			r.push(s)
 			if lockstep != nil {
@@ -241,11 +250,13 @@ func (r *rollout) runEnv(ctx context.Context, s *envSlot, steps int, lockstep fu
 			s.epReturn, s.epLen = 0, 0
 			t1 := time.Now()
 			s.obs = s.env.Reset(s.rng)
+			s.frame = r.frameOf(s)
 			simTime += time.Since(t1)
 		default:
-			s.obs = next
+			s.obs, s.frame = next, nextFrame
 			if c.Len() >= r.chunkSteps {
 				c.NextObs = append([]float64(nil), next...)
+				c.NextFrame = slices.Clone(nextFrame)
 				r.push(s)
 			}
 		}
@@ -264,7 +275,16 @@ func (r *rollout) cut(s *envSlot) {
 		return
 	}
 	s.chunk.NextObs = append([]float64(nil), s.obs...)
+	s.chunk.NextFrame = slices.Clone(s.frame)
 	r.push(s)
+}
+
+// frameOf renders the frame of the slot's current observation (nil without frames).
+func (r *rollout) frameOf(s *envSlot) []byte {
+	if r.frameBytes == 0 {
+		return nil
+	}
+	return s.env.(FrameEnv).Frame(make([]byte, 0, r.frameBytes))
 }
 
 func (r *rollout) newChunk(s *envSlot) *Chunk {
@@ -272,7 +292,7 @@ func (r *rollout) newChunk(s *envSlot) *Chunk {
 	a := r.shape
 	c := &Chunk{
 		Env: s.index, Seq: s.seq,
-		Obs:     make([]float64, 0, n*r.obsDim),
+		Obs: make([]float64, 0, n*r.obsDim), Frames: make([]byte, 0, n*r.frameBytes),
 		Actions: make([]int, 0, n*a.Tokens), ContActions: make([]float64, 0, n*a.Reals),
 		LogProbs: make([]float64, 0, n*a.LogProbs), Values: make([]float64, 0, n),
 		Rewards: make([]float64, 0, n), Versions: make([]int64, 0, n),

@@ -86,8 +86,9 @@ type EnvSnapshot struct {
 	State []byte `json:"state"`
 	// RNG is the slot's PCG state (resets and sync-mode action sampling).
 	RNG []byte `json:"rng"`
-	// Obs is the current observation, waiting for an action.
-	Obs []float64 `json:"obs"`
+	// Obs is the current observation, waiting for an action; Frame its frame (FrameEnv).
+	Obs   []float64 `json:"obs"`
+	Frame []byte    `json:"frame,omitempty"`
 	// EpisodeReturn and EpisodeLength accumulate the running episode.
 	EpisodeReturn float64 `json:"episode_return"`
 	EpisodeLength int     `json:"episode_length"`
@@ -158,7 +159,7 @@ func (e *Engine) Snapshot() (*Snapshot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("snapshot engine: env %d rng: %w", s.index, err)
 		}
-		es := EnvSnapshot{State: state, RNG: rng, Obs: slices.Clone(s.obs),
+		es := EnvSnapshot{State: state, RNG: rng, Obs: slices.Clone(s.obs), Frame: slices.Clone(s.frame),
 			EpisodeReturn: s.epReturn, EpisodeLength: s.epLen, NextSeq: s.seq}
 		if s.chunk != nil {
 			es.Partial = cloneChunks([]*Chunk{s.chunk})[0]
@@ -262,6 +263,9 @@ func (e *Engine) restore(snap *Snapshot) error {
 		if len(es.Obs) != e.obsDim {
 			return fmt.Errorf("restore snapshot: env %d observation has %d values, want %d", i, len(es.Obs), e.obsDim)
 		}
+		if len(es.Frame) != e.frameBytes {
+			return fmt.Errorf("restore snapshot: env %d frame has %d bytes, the environments' frames %d (a checkpoint of a run with other pixels settings?)", i, len(es.Frame), e.frameBytes)
+		}
 		if err := s.env.UnmarshalBinary(es.State); err != nil {
 			return fmt.Errorf("restore snapshot: env %d: %w", i, err)
 		}
@@ -269,6 +273,7 @@ func (e *Engine) restore(snap *Snapshot) error {
 			return fmt.Errorf("restore snapshot: env %d rng: %w", i, err)
 		}
 		s.obs = slices.Clone(es.Obs)
+		s.frame = slices.Clone(es.Frame)
 		s.epReturn, s.epLen, s.seq = es.EpisodeReturn, es.EpisodeLength, es.NextSeq
 		s.chunk = nil
 		if es.Partial != nil {
@@ -315,6 +320,11 @@ func (e *Engine) checkChunk(c *Chunk, complete bool) error {
 		return fmt.Errorf("chunk (%d, %d) has %d next-observation values (terminated %v, truncated %v), want %d",
 			c.Env, c.Seq, len(c.NextObs), c.Terminated, c.Truncated, wantNext)
 	}
+	fb := e.frameBytes
+	if len(c.Frames) != t*fb || len(c.NextFrame) != min(len(c.NextObs), 1)*fb || len(c.TerminalFrame) != min(len(c.TerminalObs), 1)*fb {
+		return fmt.Errorf("chunk (%d, %d) has %d frame bytes for %d steps (next %d, terminal %d), want %d per step", c.Env, c.Seq,
+			len(c.Frames), t, len(c.NextFrame), len(c.TerminalFrame), fb)
+	}
 	if t > e.replay.capacity {
 		return fmt.Errorf("chunk (%d, %d) has %d steps, replay holds %d", c.Env, c.Seq, t, e.replay.capacity)
 	}
@@ -344,6 +354,9 @@ func cloneChunks(cs []*Chunk) []*Chunk {
 		d.Versions = slices.Clone(c.Versions)
 		d.NextObs = slices.Clone(c.NextObs)
 		d.TerminalObs = slices.Clone(c.TerminalObs)
+		d.Frames = slices.Clone(c.Frames)
+		d.NextFrame = slices.Clone(c.NextFrame)
+		d.TerminalFrame = slices.Clone(c.TerminalFrame)
 		d.Staleness = nil
 		out[i] = &d
 	}

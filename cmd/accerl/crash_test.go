@@ -75,7 +75,8 @@ func logTail(path string) string {
 // trains half on imagined data with the horizon schedule running.
 //
 // With tabletop the environment is the tabletop spatial suite (two of its tasks, the tokens
-// head on the state features) instead of CartPole; with bc as well, the run first clones the
+// head on the state features, 32×32 frames of both cameras in every step and checkpoint)
+// instead of CartPole; with bc as well, the run first clones the
 // expert (the pretrain block) and fine-tunes a gaussian policy in action chunks.
 func crashSpec(c crashCase) string {
 	mode, budget, worldModel, tabletop := c.mode, c.budget, c.worldModel, c.tabletop
@@ -84,7 +85,10 @@ func crashSpec(c crashCase) string {
 	if tabletop {
 		env = `env "tabletop" {
     suite = "spatial"
-    tasks = [0, 1]`
+    tasks = [0, 1]
+    # The frames of both cameras travel through inference and every checkpoint.
+    pixels     = true
+    image_size = 32`
 		policy = `policy {
     action = "tokens"
     hidden = [16, 16]

@@ -28,4 +28,16 @@ experiment "wm_cross" {
       reward  = "success_delta"        # ERROR: No success signal
     }
   }
+
+  # The world model reads state vectors, not frames.
+  ablation "pixels" {
+    env "tabletop" {
+      pixels = true                    # ERROR: World model over pixels
+    }
+    policy { action = "tokens" }
+    world_model {
+      enabled = true
+      reward  = "direct"
+    }
+  }
 }
