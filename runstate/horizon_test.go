@@ -132,4 +132,3 @@ func TestHorizonScheduleValidate(t *testing.T) {
 		}
 	}
 }
-
