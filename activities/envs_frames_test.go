@@ -2,7 +2,9 @@ package activities
 
 import (
 	"bytes"
+	"encoding/binary"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -39,14 +41,25 @@ func TestTabletopPixelsInCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	fe, ok := env.(engine.FrameEnv)
-	if !ok || fe.FrameBytes() != 2*32*32*3 {
-		t.Fatalf("tabletop env with pixels: FrameEnv %v, %d bytes; want 6144", ok, fe.FrameBytes())
+	fb := 2*32*32*3 + 2*InstructionTokens
+	if !ok || fe.FrameBytes() != fb {
+		t.Fatalf("tabletop env with pixels: FrameEnv %v, %d bytes; want %d", ok, fe.FrameBytes(), fb)
 	}
 	fx := &fixedInitEnv{Env: mustTabletop(t, c.Env), tasks: []int{0}}
 	fx.Reset(nil)
 	ims := fx.Env.Images()
-	if got := (framedEnv{Env: simEnv{fx}, cams: fx.Env}).Frame(nil); len(ims) != 2 || !slices.Equal(got, slices.Concat(ims...)) {
-		t.Fatal("a tabletop frame is not the concatenation of its cameras' images")
+	got := (framedEnv{Env: simEnv{fx}, cams: fx.Env}).Frame(nil)
+	if len(ims) != 2 || len(got) != fb || !slices.Equal(got[:6144], slices.Concat(ims...)) {
+		t.Fatal("a tabletop frame does not start with its cameras' images")
+	}
+	var words []string
+	for i := 6144; i < fb; i += 2 {
+		if id := binary.LittleEndian.Uint16(got[i:]); id != tabletop.TokenPad {
+			words = append(words, tabletop.Vocabulary()[id])
+		}
+	}
+	if want := "<bos> " + fx.Env.Instruction() + " <eos>"; strings.Join(words, " ") != want {
+		t.Errorf("the frame's instruction reads %q, want %q", strings.Join(words, " "), want)
 	}
 
 	dir := t.TempDir()
@@ -63,13 +76,13 @@ func TestTabletopPixelsInCheckpoint(t *testing.T) {
 	}
 	steps := 0
 	for _, ch := range snap.Replay {
-		if len(ch.Frames) != ch.Len()*6144 {
+		if len(ch.Frames) != ch.Len()*fb {
 			t.Fatalf("chunk (%d, %d): %d frame bytes for %d steps", ch.Env, ch.Seq, len(ch.Frames), ch.Len())
 		}
 		steps += ch.Len()
 	}
 	for i, es := range snap.Envs {
-		if len(es.Frame) != 6144 {
+		if len(es.Frame) != fb {
 			t.Fatalf("env %d: frame of %d bytes", i, len(es.Frame))
 		}
 	}
@@ -77,7 +90,7 @@ func TestTabletopPixelsInCheckpoint(t *testing.T) {
 		t.Skip("the async segment left no chunk in replay to check (timing); the frames of the environments were checked")
 	}
 
-	// An independent read of replay.arrow: the frames column, one 6144-byte value per step.
+	// An independent read of replay.arrow: the frames column, one value of fb bytes per step.
 	r, err := ipc.NewFileReader(bytes.NewReader(files[replayFile]), ipc.WithAllocator(memory.NewGoAllocator()))
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +111,7 @@ func TestTabletopPixelsInCheckpoint(t *testing.T) {
 	}
 	distinct := map[string]bool{}
 	for i := range vals.Len() {
-		if len(vals.Value(i)) != 6144 {
+		if len(vals.Value(i)) != fb {
 			t.Fatalf("frame %d has %d bytes", i, len(vals.Value(i)))
 		}
 		distinct[string(vals.Value(i))] = true
@@ -107,7 +120,7 @@ func TestTabletopPixelsInCheckpoint(t *testing.T) {
 		t.Error("every stored frame is the same image: the frames do not follow the scene")
 	}
 	t.Logf("%d steps in replay: replay.arrow %d bytes (%.0f per step on disk, ZSTD), %d frame bytes per step in memory",
-		steps, len(files[replayFile]), float64(len(files[replayFile]))/float64(steps), 6144)
+		steps, len(files[replayFile]), float64(len(files[replayFile]))/float64(steps), fb)
 }
 
 func mustTabletop(t *testing.T, e specs.Env) *tabletop.Env {

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"encoding/binary"
 	"math/rand/v2"
 
 	"github.com/accerl/accerl/activities/bc"
@@ -82,8 +83,12 @@ func (e chunkEnv) Step(action []float64) engine.StepResult {
 }
 
 // framedEnv gives a tabletop arm with pixels its frames: the configured cameras' RGB
-// images of the current state, rendered when asked (tabletop renders lazily, once per
-// state), cameras concatenated in the spec's order.
+// images of the current state (H×W×3 bytes each, cameras in the spec's order), rendered
+// when asked (tabletop renders lazily, once per state), followed by the language
+// instruction as InstructionTokens uint16 little-endian word ids (tabletop.Tokenize:
+// <bos> … <eos>, padded with tabletop.TokenPad; tabletop.Vocabulary() turns them back
+// into words). A step's frame is thus everything a vision-language policy reads besides
+// the proprioception, which is the first 8 values of the state.
 type framedEnv struct {
 	engine.Env
 	cams *tabletop.Env
@@ -91,11 +96,31 @@ type framedEnv struct {
 
 var _ engine.FrameEnv = framedEnv{}
 
-func (e framedEnv) FrameBytes() int { return e.cams.ImageBytesPerStep() }
+// InstructionTokens is the room a frame gives the instruction: the longest instruction of
+// any suite, <bos> and <eos> included.
+var InstructionTokens = func() int {
+	n := 0
+	for _, s := range tabletop.Suites() {
+		for t := range tabletop.TaskCount(s) {
+			n = max(n, len(tabletop.Tokenize(tabletop.Instruction(s, t))))
+		}
+	}
+	return n
+}()
+
+func (e framedEnv) FrameBytes() int { return e.cams.ImageBytesPerStep() + 2*InstructionTokens }
 
 func (e framedEnv) Frame(dst []byte) []byte {
 	for _, im := range e.cams.Images() {
 		dst = append(dst, im...)
+	}
+	ids := e.cams.InstructionTokens()
+	for i := range InstructionTokens {
+		id := tabletop.TokenPad
+		if i < len(ids) {
+			id = ids[i]
+		}
+		dst = binary.LittleEndian.AppendUint16(dst, uint16(id))
 	}
 	return dst
 }
