@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -71,7 +72,8 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 func cmdServer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("server", "server [flags]   — run the embedded Temporal server alone (SQLite in --state-dir)", stderr)
 	stateDir := fs.String("state-dir", defaultStateDir(), "directory for the SQLite database and logs (default $ACCERL_STATE_DIR, else .accerl)")
-	port := fs.Int("port", 7233, "frontend gRPC port on 127.0.0.1")
+	port := portNumber(7233)
+	fs.Var(&port, "port", "frontend gRPC port on 127.0.0.1")
 	namespace := fs.String("namespace", worker.DefaultNamespace, "namespace to create")
 	ui := addUIFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -81,8 +83,11 @@ func cmdServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	srv, err := worker.StartServer(worker.ServerConfig{StateDir: dir, Port: *port, Namespaces: []string{*namespace}, UIPort: ui.serverPort()})
+	srv, err := worker.StartServer(worker.ServerConfig{StateDir: dir, Port: int(port), Namespaces: []string{*namespace}, UIPort: ui.serverPort()})
 	if err != nil {
+		if errors.Is(err, worker.ErrPortInUse) {
+			return fmt.Errorf("%w; pick another with --port, or stop the process that has it", err)
+		}
 		return err
 	}
 	fmt.Fprintf(stdout, "Temporal server on %s (state in %s). Workers: accerl worker --temporal %s. Ctrl-C to stop.\n", srv.HostPort(), dir, srv.HostPort())
