@@ -27,9 +27,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if rep.Partial {
-		fmt.Fprintln(stdout, "Note: the experiment is not finished; the report covers what is stored so far (marked partial).")
-	}
+	printPartial(stdout, rep)
 	fmt.Fprintf(stdout, "Report: %s\nResults: %s\n", rep.Markdown, rep.ResultsJSON)
 	for _, f := range rep.Figures {
 		fmt.Fprintf(stdout, "Figure: %s\n", f)
@@ -94,6 +92,18 @@ func cmdServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	printUI(stdout, stderr, srv)
 	<-ctx.Done()
 	return srv.Stop()
+}
+
+// printPartial says why rep is partial, one reason a line: runs not finished, and files
+// that could not be read, with what to do about them.
+func printPartial(w io.Writer, rep *reports.Report) {
+	if !rep.Partial {
+		return
+	}
+	fmt.Fprintln(w, "Note: the report is partial (marked so in it); it covers what could be read so far:")
+	for _, r := range rep.Reasons {
+		fmt.Fprintf(w, "  - %s\n", r)
+	}
 }
 
 func generateReport(dir string) (*reports.Report, error) {
