@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/accerl/accerl/runstore"
+	"github.com/accerl/accerl/worker"
+	"github.com/accerl/accerl/workflows"
+)
+
+// finishSignal ends stubExperiment.
+const finishSignal = "test-finish"
+
+// stubExperiment stands in for workflows.Experiment: it trains nothing and completes when
+// signalled, so a test can attach to a running and then to a completed experiment in seconds.
+func stubExperiment(ctx workflow.Context, in workflows.ExperimentInput) (workflows.ExperimentResult, error) {
+	workflow.GetSignalChannel(ctx, finishSignal).Receive(ctx, nil)
+	return workflows.ExperimentResult{}, nil
+}
+
+// A second `accerl run` of a running or finished experiment with another --out says where the
+// results really go; a spec whose --out holds another spec's results is refused before it
+// starts, and status lists no runs of that other spec under it.
+func TestRunAttachSaysWhereResultsGo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an embedded Temporal server")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	srv, err := worker.StartServer(worker.ServerConfig{StateDir: filepath.Join(dir, "state")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = srv.Stop() }()
+	c, err := client.DialContext(ctx, client.Options{HostPort: srv.HostPort(), Namespace: worker.DefaultNamespace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	w := sdkworker.New(c, workflows.TaskQueueCPU, sdkworker.Options{})
+	w.RegisterWorkflowWithOptions(stubExperiment, workflow.RegisterOptions{Name: "Experiment"})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	spec := filepath.Join(dir, "tiny.hcl")
+	if err := os.WriteFile(spec, []byte(tinySpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	first, other := filepath.Join(dir, "first"), filepath.Join(dir, "other")
+	runOut := func(out string) string {
+		t.Helper()
+		status, stdout, stderr := runArgs(t, "run", "--temporal", srv.HostPort(), "--no-worker", "--detach", "--out", out, spec)
+		if status != 0 {
+			t.Fatalf("run --out %s: status %d\n%s\n%s", out, status, stdout, stderr)
+		}
+		return stdout
+	}
+	if got := runOut(first); !strings.Contains(got, "Started experiment") || !strings.Contains(got, "Results go to "+first+"\n") {
+		t.Fatalf("first run:\n%s", got)
+	}
+	want := "Results go to " + first + ", where the experiment was started; " + other + " is not used"
+	if got := runOut(other); !strings.Contains(got, "Attached to experiment") || !strings.Contains(got, want) {
+		t.Errorf("second run with another --out while the first runs:\n%s\nwant %q", got, want)
+	}
+	exp, err := loadSpec(spec, nil, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := workflows.ExperimentID(exp.Name, exp.Hash)
+	if err := c.SignalWorkflow(ctx, id, "", finishSignal, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.GetWorkflow(ctx, id, "").Get(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := runOut(other); !strings.Contains(got, "Attached to experiment") || !strings.Contains(got, want) {
+		t.Errorf("re-run of the finished experiment with another --out:\n%s\nwant %q", got, want)
+	}
+
+	// A changed spec on the first one's --out is refused at once, and starts nothing.
+	m := runstore.ExperimentManifest{Name: exp.Name, SpecHash: exp.Hash, Arms: []string{"base", "sync"}, Seeds: []uint64{7}}
+	if err := runstore.WriteJSON(filepath.Join(first, runstore.ExperimentFile), m); err != nil {
+		t.Fatal(err)
+	}
+	changed := filepath.Join(dir, "changed.hcl")
+	if err := os.WriteFile(changed, []byte(strings.Replace(tinySpec, "seeds        = [7]", "seeds        = [8]", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	status, stdout, stderr := runArgs(t, "run", "--temporal", srv.HostPort(), "--no-worker", "--detach", "--out", first, changed)
+	if status != 1 || !strings.Contains(stderr, first+" already holds the results of experiment "+id) || strings.Contains(stdout, "Started") {
+		t.Errorf("changed spec on the same --out: status %d\n%s\n%s\nwant 1 and that %s holds %s", status, stdout, stderr, first, id)
+	}
+
+	// An experiment whose --out holds another's results (one that failed for it, as it would
+	// without the check above) lists none of the other's runs.
+	runs, problem := listRuns(ctx, c, experimentStatus{ID: "accerl/tiny/0123456789ab", OutDir: first, State: "failed"})
+	if len(runs) != 0 || !strings.Contains(problem, "holds the results of experiment "+id) {
+		t.Errorf("status of an experiment whose --out holds %s: runs %+v, problem %q", id, runs, problem)
+	}
+}
