@@ -195,18 +195,39 @@ func (s *Server) Stop() error {
 // lockStateDir takes an exclusive, non-blocking flock on the state directory's lock file.
 // The kernel drops the lock when the process dies, so a kill -9 never leaves it stale.
 func lockStateDir(dir string) (*os.File, error) {
+	f, err := tryLock(dir)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return nil, &BusyError{Dir: dir, Addr: readAddr(dir)}
+	}
+	return f, err
+}
+
+// tryLock takes the state directory's lock if it is free; an error wrapping EWOULDBLOCK
+// means another process holds it.
+func tryLock(dir string) (*os.File, error) {
 	f, err := os.OpenFile(filepath.Join(dir, lockFileName), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open lock file: %w", err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		_ = f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, &BusyError{Dir: dir, Addr: readAddr(dir)}
-		}
 		return nil, fmt.Errorf("lock state directory %s: %w", dir, err)
 	}
 	return f, nil
+}
+
+// Served reports whether a live process serves the state directory (holds its lock). A
+// process that uses the server of another one polls it to notice when that one exits: the
+// kernel releases the lock of a dead process at once, while its clients only see the server
+// unavailable, as they would during a restart. Served holds the lock for an instant when it
+// is free; it reports true when it cannot tell.
+func Served(dir string) bool {
+	f, err := tryLock(dir)
+	if err != nil {
+		return true
+	}
+	_ = f.Close()
+	return false
 }
 
 // readAddr returns the address another process recorded for the state directory, waiting

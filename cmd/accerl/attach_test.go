@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -109,4 +111,88 @@ func TestRunAttachSaysWhereResultsGo(t *testing.T) {
 	if len(runs) != 0 || !strings.Contains(problem, "holds the results of experiment "+id) {
 		t.Errorf("status of an experiment whose --out holds %s: runs %+v, problem %q", id, runs, problem)
 	}
+}
+
+// An `accerl run` that uses the embedded server of another accerl process notices within
+// seconds when that process exits, serves the state directory itself and finishes the
+// experiment, instead of waiting for a server that will not come back.
+func TestRunTakesOverWhenServerOwnerExits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts embedded Temporal servers and trains a tiny experiment")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	state, out, spec := filepath.Join(dir, "state"), filepath.Join(dir, "out"), filepath.Join(dir, "tiny.hcl")
+	if err := os.WriteFile(spec, []byte(tinySpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The other process: it serves the state directory and runs no worker.
+	owner, err := worker.StartServer(worker.ServerConfig{StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.DialContext(ctx, client.Options{HostPort: owner.HostPort(), Namespace: worker.DefaultNamespace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"run", "--state-dir", state, "--no-ui", "--out", out, spec}, &stdout, &stderr)
+	}()
+	exp, err := loadSpec(spec, nil, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := workflows.ExperimentID(exp.Name, exp.Hash)
+	for {
+		if _, err := c.DescribeWorkflowExecution(ctx, id, ""); err == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("run ended before it started the experiment: %v\n%s\n%s", err, stdout.String(), stderr.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if err := owner.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := time.Now()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run after its server's owner exited: %v\n%s\n%s", err, stdout.String(), stderr.String())
+		}
+	case <-ctx.Done():
+		t.Fatalf("run still waits %v after its server's owner exited\n%s\n%s", time.Since(stopped), stdout.String(), stderr.String())
+	}
+	if want := "The accerl process that served " + state + " exited; this process serves it now"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("run does not say %q:\n%s", want, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "Report: "+filepath.Join(out, "report.md")) {
+		t.Errorf("run did not finish the experiment:\n%s", stdout.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer that a command running in another goroutine may write while
+// the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -46,7 +46,26 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if outDir, err = filepath.Abs(outDir); err != nil {
 		return err
 	}
+	for {
+		err := runExperiment(ctx, tf, exp, outDir, runOptions{detach: *detach, noWorker: *noWorker}, stdout, stderr)
+		if !errors.Is(err, errServerGone) {
+			return err
+		}
+		// The experiment is durable: what that process did is in the state directory,
+		// which this process now serves, as the same command run again would.
+		fmt.Fprintf(stderr, "\nThe accerl process that served %s exited; this process serves it now and reattaches.\n", tf.stateDir)
+	}
+}
 
+// runOptions are run's flags that runExperiment needs besides the connection's.
+type runOptions struct {
+	detach, noWorker bool
+}
+
+// runExperiment connects, starts or attaches to the experiment and, unless detached, shows its
+// progress until it ends. It returns errServerGone when the server it used was another accerl
+// process's, and that process exited.
+func runExperiment(ctx context.Context, tf *temporalFlags, exp *specs.Experiment, outDir string, opts runOptions, stdout, stderr io.Writer) error {
 	c, err := tf.connect(ctx, stderr)
 	if err != nil {
 		return err
@@ -55,7 +74,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := retryTransient(ctx, stderr, func() error { return c.ensureSearchAttributes(ctx, tf.namespace) }); err != nil {
 		return err
 	}
-	if c.owned && !*noWorker {
+	if c.owned && !opts.noWorker {
 		if err := c.startWorker(exp, stderr); err != nil {
 			return err
 		}
@@ -82,13 +101,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	} else {
 		fmt.Fprintf(stdout, "Results go to %s\n", outDir)
 	}
-	if *detach {
+	if opts.detach {
 		fmt.Fprintf(stdout, "Detached. Follow it with 'accerl status'.\n")
 		return nil
 	}
 
-	res, err := watch(ctx, c.client, we, exp, stdout)
+	res, err := watch(ctx, c, we, exp, stdout)
 	if err != nil {
+		if errors.Is(err, errServerGone) {
+			return err
+		}
 		if ctx.Err() != nil {
 			fmt.Fprintf(stdout, "\nInterrupted. The experiment is durable: run the same command again to continue it.\n")
 			return exitCode(130)
@@ -234,7 +256,12 @@ func memoString(m *commonpb.Memo, key string) string {
 }
 
 // watch shows progress until the experiment finishes and returns its result.
-func watch(ctx context.Context, c client.Client, we client.WorkflowRun, exp *specs.Experiment, stdout io.Writer) (workflows.ExperimentResult, error) {
+// It returns errServerGone, within seconds, when c's server was another accerl process's
+// and that process exited: its clients would otherwise retry as if the server restarted.
+func watch(ctx context.Context, conn *conn, we client.WorkflowRun, exp *specs.Experiment, stdout io.Writer) (workflows.ExperimentResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c, gone := conn.client, conn.ownerGone(ctx)
 	done := make(chan error, 1)
 	var res workflows.ExperimentResult
 	go func() {
@@ -262,6 +289,9 @@ func watch(ctx context.Context, c client.Client, we client.WorkflowRun, exp *spe
 		case <-ctx.Done():
 			view.finish()
 			return res, ctx.Err()
+		case <-gone:
+			view.finish()
+			return res, errServerGone
 		case <-tick.C:
 		}
 	}
