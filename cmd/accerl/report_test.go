@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/accerl/accerl/runstore"
 )
@@ -52,5 +54,32 @@ func TestReportNamesCorruptMetricsFile(t *testing.T) {
 	}
 	if strings.Contains(stdout, "not finished") || !strings.Contains(stdout, bad+" is corrupt") || !strings.Contains(stdout, "delete it") {
 		t.Errorf("report with %s truncated:\n%s\nwant the file named as corrupt and what to do, not that the experiment is unfinished", bad, stdout)
+	}
+}
+
+// accerl report --watch regenerates the report every --every, one line each time, until
+// Ctrl-C, which ends it without an error.
+func TestReportWatchRegenerates(t *testing.T) {
+	exp := finishedExperiment(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"report", "--watch", "--every", "100ms", exp}, &stdout, &stderr) }()
+	line := "regenerated " + filepath.Join(exp, "report.md") + " (complete)"
+	for deadline := time.Now().Add(20 * time.Second); strings.Count(stdout.String(), line) < 2; {
+		if time.Now().After(deadline) {
+			t.Fatalf("report --watch did not regenerate twice in 20 s:\n%s\n%s", stdout.String(), stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel() // Ctrl-C
+	if err := <-done; err != nil {
+		t.Errorf("report --watch after Ctrl-C: %v", err)
+	}
+	if !strings.Contains(stdout.String(), "Report: ") || !strings.Contains(stdout.String(), "every 100ms; Ctrl-C to stop") {
+		t.Errorf("report --watch output:\n%s", stdout.String())
+	}
+	if status, _, stderr := runArgs(t, "report", "--watch", "--every", "0s", exp); status != 2 || !strings.Contains(stderr, "--every must be a positive duration") {
+		t.Errorf("--every 0s: status %d, stderr %q", status, stderr)
 	}
 }

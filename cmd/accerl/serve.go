@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/accerl/accerl/activities/telemetry"
 	"github.com/accerl/accerl/reports"
@@ -17,11 +18,17 @@ import (
 
 func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("report", "report DIR   — regenerate report.md, results.json and figures/ from the metrics stored in DIR (an experiment output directory, e.g. runs/quickstart)", stderr)
+	watchIt := fs.Bool("watch", false, "regenerate the report every --every until Ctrl-C, printing one line each time (follow a running experiment in report.html)")
+	every := fs.Duration("every", 30*time.Second, "with --watch, how often the report is regenerated")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := oneArg(fs, "experiment directory", stderr); err != nil {
 		return err
+	}
+	if *every <= 0 {
+		fmt.Fprintf(stderr, "accerl report: --every must be a positive duration such as 30s, not %v\n", *every)
+		return exitCode(2)
 	}
 	rep, err := generateReport(fs.Arg(0))
 	if err != nil {
@@ -32,7 +39,36 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	for _, f := range rep.Figures {
 		fmt.Fprintf(stdout, "Figure: %s\n", f)
 	}
+	if *watchIt {
+		watchReport(ctx, fs.Arg(0), *every, stdout, stderr)
+	}
 	return nil
+}
+
+// watchReport regenerates the report of dir every interval until ctx ends (Ctrl-C), with one
+// line for each time: when, and whether the report is complete. A regeneration that fails
+// is said on stderr, and the next one is tried all the same: the experiment may be writing.
+func watchReport(ctx context.Context, dir string, every time.Duration, stdout, stderr io.Writer) {
+	fmt.Fprintf(stdout, "Regenerating the report every %v; Ctrl-C to stop.\n", every)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := time.Now().Format(time.TimeOnly)
+		rep, err := generateReport(dir)
+		switch {
+		case err != nil:
+			fmt.Fprintf(stderr, "%s report not regenerated: %v\n", now, err)
+		case rep.Partial:
+			fmt.Fprintf(stdout, "%s regenerated %s (partial: %d reason(s); see the report)\n", now, rep.Markdown, len(rep.Reasons))
+		default:
+			fmt.Fprintf(stdout, "%s regenerated %s (complete)\n", now, rep.Markdown)
+		}
+	}
 }
 
 func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
