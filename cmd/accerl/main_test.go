@@ -328,7 +328,7 @@ func TestFlagsAfterPositionalArguments(t *testing.T) {
 	if err := parseFlags(fs, []string{"spec.hcl", "-var", "steps=10", "--out", "o", "--", "-weird"}); err != nil {
 		t.Fatal(err)
 	}
-	if fs.NArg() != 2 || fs.Arg(0) != "spec.hcl" || fs.Arg(1) != "-weird" || v["steps"] != "10" || *out != "o" {
+	if fs.NArg() != 2 || fs.Arg(0) != "spec.hcl" || fs.Arg(1) != "-weird" || v.vars["steps"] != "10" || *out != "o" {
 		t.Errorf("args %v, vars %v, out %q", fs.Args(), v, *out)
 	}
 }
