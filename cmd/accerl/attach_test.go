@@ -196,3 +196,81 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// stubRun stands in for workflows.Run: it ends when it is paused.
+func stubRun(ctx workflow.Context, in workflows.RunInput) (workflows.RunResult, error) {
+	workflow.GetSignalChannel(ctx, workflows.PauseSignal).Receive(ctx, nil)
+	return workflows.RunResult{}, nil
+}
+
+// pause, resume and stop take the experiment as status prints it (accerl/NAME/HASH) or by
+// its name alone when one running experiment has it.
+func TestControlTakesExperimentName(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an embedded Temporal server")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv, err := worker.StartServer(worker.ServerConfig{StateDir: filepath.Join(t.TempDir(), "state")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = srv.Stop() }()
+	c, err := client.DialContext(ctx, client.Options{HostPort: srv.HostPort(), Namespace: worker.DefaultNamespace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	w := sdkworker.New(c, "stub", sdkworker.Options{})
+	w.RegisterWorkflowWithOptions(stubRun, workflow.RegisterOptions{Name: "Run"})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	start := func(expID string) string {
+		t.Helper()
+		id := workflows.RunID(expID, "base/seed-7")
+		if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: "stub"}, "Run", workflows.RunInput{}); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	// Visibility lists a run a moment after it starts.
+	waitRunning := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			if ids, err := runningRuns(ctx, c); err == nil && len(ids) == n {
+				return
+			} else if time.Now().After(deadline) {
+				t.Fatalf("running runs %v (%v), want %d", ids, err, n)
+			}
+		}
+	}
+	pause := func(arg string, wantStatus int) (stdout, stderr string) {
+		t.Helper()
+		status, stdout, stderr := runArgs(t, "pause", "--temporal", srv.HostPort(), arg)
+		if status != wantStatus {
+			t.Fatalf("pause %s: status %d, want %d\n%s\n%s", arg, status, wantStatus, stdout, stderr)
+		}
+		return stdout, stderr
+	}
+	a := workflows.ExperimentID("tiny", strings.Repeat("a", 64))
+	runA := start(a)
+	waitRunning(1)
+	if stdout, _ := pause("tiny", 0); stdout != runA+": pause\n" {
+		t.Errorf("pause tiny: %q, want the one run of %s", stdout, a)
+	}
+	if err := c.GetWorkflow(ctx, runA, "").Get(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	b, other := workflows.ExperimentID("tiny", strings.Repeat("b", 64)), workflows.ExperimentID("tiny", strings.Repeat("c", 64))
+	runB := start(b)
+	start(other)
+	waitRunning(2)
+	if _, stderr := pause("tiny", 1); !strings.Contains(stderr, "tiny names 2 running experiments ("+b+", "+other+")") {
+		t.Errorf("pause tiny with two experiments of that name: %q", stderr)
+	}
+	if stdout, _ := pause(b, 0); stdout != runB+": pause\n" {
+		t.Errorf("pause %s: %q, want its one run", b, stdout)
+	}
+}
