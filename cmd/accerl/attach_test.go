@@ -22,6 +22,18 @@ import (
 // finishSignal ends stubExperiment.
 const finishSignal = "test-finish"
 
+// startStub runs a worker on queue that serves fn as the workflow type name, until the test
+// ends.
+func startStub(t *testing.T, c client.Client, queue, name string, fn any) {
+	t.Helper()
+	w := sdkworker.New(c, queue, sdkworker.Options{})
+	w.RegisterWorkflowWithOptions(fn, workflow.RegisterOptions{Name: name})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+}
+
 // stubExperiment stands in for workflows.Experiment: it trains nothing and completes when
 // signalled, so a test can attach to a running and then to a completed experiment in seconds.
 func stubExperiment(ctx workflow.Context, in workflows.ExperimentInput) (workflows.ExperimentResult, error) {
@@ -39,22 +51,8 @@ func TestRunAttachSaysWhereResultsGo(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	srv, err := worker.StartServer(worker.ServerConfig{StateDir: filepath.Join(dir, "state")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = srv.Stop() }()
-	c, err := client.DialContext(ctx, client.Options{HostPort: srv.HostPort(), Namespace: worker.DefaultNamespace})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	w := sdkworker.New(c, workflows.TaskQueueCPU, sdkworker.Options{})
-	w.RegisterWorkflowWithOptions(stubExperiment, workflow.RegisterOptions{Name: "Experiment"})
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	srv, c := startServer(ctx, t, filepath.Join(dir, "state"))
+	startStub(t, c, workflows.TaskQueueCPU, "Experiment", stubExperiment)
 
 	spec := filepath.Join(dir, "tiny.hcl")
 	if err := os.WriteFile(spec, []byte(tinySpec), 0o644); err != nil {
@@ -211,22 +209,8 @@ func TestControlTakesExperimentName(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	srv, err := worker.StartServer(worker.ServerConfig{StateDir: filepath.Join(t.TempDir(), "state")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = srv.Stop() }()
-	c, err := client.DialContext(ctx, client.Options{HostPort: srv.HostPort(), Namespace: worker.DefaultNamespace})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	w := sdkworker.New(c, "stub", sdkworker.Options{})
-	w.RegisterWorkflowWithOptions(stubRun, workflow.RegisterOptions{Name: "Run"})
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	srv, c := startServer(ctx, t, filepath.Join(t.TempDir(), "state"))
+	startStub(t, c, "stub", "Run", stubRun)
 	start := func(expID string) string {
 		t.Helper()
 		id := workflows.RunID(expID, "base/seed-7")

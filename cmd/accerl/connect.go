@@ -130,22 +130,30 @@ func (c *conn) ownerGone(ctx context.Context) <-chan struct{} {
 		return nil
 	}
 	gone := make(chan struct{})
-	go func() {
-		t := time.NewTicker(ownerPoll)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
+	go poll(ctx, ownerPoll, func() bool {
+		if worker.Served(c.sharedDir) {
+			return false
+		}
+		close(gone)
+		return true
+	})
+	return gone
+}
+
+// poll calls f every interval until it returns true or ctx ends.
+func poll(ctx context.Context, every time.Duration, f func() (done bool)) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if f() {
 				return
-			case <-t.C:
-				if !worker.Served(c.sharedDir) {
-					close(gone)
-					return
-				}
 			}
 		}
-	}()
-	return gone
+	}
 }
 
 // ownerPoll is how often a process that uses another one's server checks that it lives.

@@ -50,14 +50,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // is said on stderr, and the next one is tried all the same: the experiment may be writing.
 func watchReport(ctx context.Context, dir string, every time.Duration, stdout, stderr io.Writer) {
 	fmt.Fprintf(stdout, "Regenerating the report every %v; Ctrl-C to stop.\n", every)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	poll(ctx, every, func() bool {
 		now := time.Now().Format(time.TimeOnly)
 		rep, err := generateReport(dir)
 		switch {
@@ -68,7 +61,8 @@ func watchReport(ctx context.Context, dir string, every time.Duration, stdout, s
 		default:
 			fmt.Fprintf(stdout, "%s regenerated %s (complete)\n", now, rep.Markdown)
 		}
-	}
+		return false
+	})
 }
 
 func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
