@@ -9,6 +9,7 @@ import (
 
 	"github.com/accerl/accerl/reports"
 	"github.com/accerl/accerl/runstore"
+	"go.temporal.io/sdk/temporal"
 )
 
 // Reporter writes experiment-level files: the experiment manifest and the report.
@@ -32,7 +33,8 @@ func (r *Reporter) PrepareExperiment(ctx context.Context, in PrepareExperimentIn
 		if old.SpecHash == m.SpecHash {
 			return PrepareExperimentResult{}, nil
 		}
-		return PrepareExperimentResult{}, fmt.Errorf("experiment dir %s already holds results of spec %.12s (this spec is %.12s); choose another --out or remove it", in.ExpDir, old.SpecHash, m.SpecHash)
+		// Retrying cannot help: fail the experiment now, not after the retries.
+		return PrepareExperimentResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("experiment dir %s already holds results of spec %.12s (this spec is %.12s); choose another --out or remove it", in.ExpDir, old.SpecHash, m.SpecHash), ErrTypeBadInput, nil)
 	}
 	return PrepareExperimentResult{}, runstore.WriteJSON(path, m)
 }

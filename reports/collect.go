@@ -233,7 +233,11 @@ func readRunData(arm string, seed uint64, dir string) *runData {
 		r.Problem = err.Error()
 	}
 	metrics, episodes, err := runstore.ReadRun(dir)
-	if err != nil {
+	var bad runstore.UnreadableSegments
+	switch {
+	case errors.As(err, &bad):
+		r.Problem = unreadableProblem(bad)
+	case err != nil:
 		r.Problem = err.Error()
 	}
 	r.Metrics, r.Episodes = metrics, episodes
@@ -265,6 +269,16 @@ func readRunData(arm string, seed uint64, dir string) *runData {
 		}
 	}
 	return r
+}
+
+// unreadableProblem says which segment files of a run could not be read, that the report
+// leaves them out, and what to do about it.
+func unreadableProblem(bad runstore.UnreadableSegments) string {
+	msgs := make([]string, len(bad))
+	for i, b := range bad {
+		msgs[i] = fmt.Sprintf("%s is corrupt (%v), so the report leaves out segment %d's rows", b.Path, b.Err, b.Segment)
+	}
+	return strings.Join(msgs, "; ") + "; restore the file from a backup, or delete it to report without that segment"
 }
 
 // finalReturn is the mean return of the last FinalEpisodes episodes.

@@ -494,6 +494,37 @@ func TestGenerateSaysWhyARunFailed(t *testing.T) {
 	}
 }
 
+// A corrupt metrics file of a finished run is named in the partial-report reasons with what
+// to do about it; it is not taken for an unfinished experiment, and the run's other
+// segments still count.
+func TestGenerateNamesCorruptMetricsFile(t *testing.T) {
+	dir := writeExperiment(t, fixtureRuns())
+	bad := filepath.Join(runstore.RunDir(dir, "sync", 1), runstore.MetricsDir, runstore.SegmentFile(2))
+	b, err := os.ReadFile(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, b[:len(b)/3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Generate(dir, Options{BootstrapReps: 200, Aggregate: AggregateMean, NoHTML: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasons := strings.Join(rep.Reasons, "\n")
+	if !rep.Partial || !strings.Contains(reasons, "sync/seed-1: "+bad+" is corrupt") ||
+		!strings.Contains(reasons, "leaves out segment 2") || !strings.Contains(reasons, "delete it") {
+		t.Errorf("reasons with %s truncated:\n%s\nwant the file named as corrupt, its segment and what to do", bad, reasons)
+	}
+	if strings.Contains(reasons, "not completed") {
+		t.Errorf("every run completed, but the reasons say otherwise:\n%s", reasons)
+	}
+	res := readResults(t, rep.ResultsJSON)
+	if r := res.Runs[0]; r.Status != runstore.StatusCompleted || r.EnvSteps != 1200 {
+		t.Errorf("sync/1 with a corrupt segment = %+v, want completed with its summary's counters", r)
+	}
+}
+
 func TestGenerateMissingRunsAndManifest(t *testing.T) {
 	// Only one run exists and there is no experiment.json: arms and seeds
 	// are discovered, the report is partial, and nothing crashes.

@@ -140,6 +140,11 @@ func writeTable[R any](mem memory.Allocator, path string, t *table[R], rows []R)
 // rows and no error (the run has not finished a segment yet). Episode files
 // of a segment without a metrics file are ignored: that segment is still
 // being written.
+//
+// A segment file that cannot be read (truncated, corrupt) does not hide the
+// others: ReadRun returns the rows of every readable segment, leaving out a
+// segment whose metrics file is unreadable, with an error that wraps
+// UnreadableSegments.
 func ReadRun(runDir string) (metrics []MetricsRow, episodes []EpisodeRow, err error) {
 	return readRun(memory.DefaultAllocator, runDir)
 }
@@ -155,16 +160,23 @@ func readRun(mem memory.Allocator, runDir string) ([]MetricsRow, []EpisodeRow, e
 	}
 	var metrics []MetricsRow
 	var episodes []EpisodeRow
+	var bad UnreadableSegments
 	for _, s := range segs {
-		metrics, err = readTable(mem, filepath.Join(runDir, MetricsDir, SegmentFile(s)), metricsTable, metrics)
+		path := filepath.Join(runDir, MetricsDir, SegmentFile(s))
+		m, err := readTable(mem, path, metricsTable, metrics)
 		if err != nil {
-			return nil, nil, fmt.Errorf("read run %q: %w", runDir, err)
+			bad = append(bad, &SegmentFileError{Path: path, Segment: s, Err: err})
+			continue
 		}
+		metrics = m
 		if _, ok := slices.BinarySearch(epSegs, s); ok {
-			episodes, err = readTable(mem, filepath.Join(runDir, EpisodesDir, SegmentFile(s)), episodesTable, episodes)
+			path := filepath.Join(runDir, EpisodesDir, SegmentFile(s))
+			e, err := readTable(mem, path, episodesTable, episodes)
 			if err != nil {
-				return nil, nil, fmt.Errorf("read run %q: %w", runDir, err)
+				bad = append(bad, &SegmentFileError{Path: path, Segment: s, Err: err})
+				continue
 			}
+			episodes = e
 		}
 	}
 	slices.SortStableFunc(metrics, func(a, b MetricsRow) int {
@@ -173,7 +185,34 @@ func readRun(mem memory.Allocator, runDir string) ([]MetricsRow, []EpisodeRow, e
 	slices.SortStableFunc(episodes, func(a, b EpisodeRow) int {
 		return cmp.Or(cmp.Compare(a.Segment, b.Segment), cmp.Compare(a.EnvSteps, b.EnvSteps))
 	})
+	if len(bad) > 0 {
+		return metrics, episodes, fmt.Errorf("read run %q: %w", runDir, bad)
+	}
 	return metrics, episodes, nil
+}
+
+// SegmentFileError is a segment's metrics or episodes file that cannot be read: truncated,
+// corrupt, or not a table accerl wrote.
+type SegmentFileError struct {
+	Path    string
+	Segment int32
+	Err     error
+}
+
+func (e *SegmentFileError) Error() string { return fmt.Sprintf("%s: %v", e.Path, e.Err) }
+
+// Unwrap returns the reading error.
+func (e *SegmentFileError) Unwrap() error { return e.Err }
+
+// UnreadableSegments are the segment files of a run that ReadRun could not read.
+type UnreadableSegments []*SegmentFileError
+
+func (u UnreadableSegments) Error() string {
+	msgs := make([]string, len(u))
+	for i, e := range u {
+		msgs[i] = e.Error()
+	}
+	return strings.Join(msgs, "; ")
 }
 
 // LastEpisodes returns the run's last n finished episodes (fewer if it has fewer), oldest
@@ -194,7 +233,7 @@ func LastEpisodes(runDir string, n int) ([]EpisodeRow, error) {
 		}
 		eps, err := readTable(mem, path, episodesTable, nil)
 		if err != nil {
-			return nil, fmt.Errorf("read episodes of %q: %w", runDir, err)
+			return nil, fmt.Errorf("read episodes of %q: %w", runDir, &SegmentFileError{Path: path, Segment: segs[i], Err: err})
 		}
 		slices.SortStableFunc(eps, func(a, b EpisodeRow) int { return cmp.Compare(a.EnvSteps, b.EnvSteps) })
 		newest = append(newest, eps)
@@ -234,7 +273,8 @@ func listSegments(dir string) ([]int32, error) {
 }
 
 // readTable appends the rows of every record batch in the IPC file at path
-// to dst. It checks the accerl.table metadata when the file carries it.
+// to dst. It checks the accerl.table metadata when the file carries it. Its
+// errors do not name the file: callers wrap them in a SegmentFileError.
 func readTable[R any](mem memory.Allocator, path string, t *table[R], dst []R) ([]R, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -243,22 +283,22 @@ func readTable[R any](mem memory.Allocator, path string, t *table[R], dst []R) (
 	defer f.Close()
 	r, err := ipc.NewFileReader(f, ipc.WithAllocator(mem))
 	if err != nil {
-		return nil, fmt.Errorf("read %s table %q: %w", t.name, path, err)
+		return nil, fmt.Errorf("read %s table: %w", t.name, err)
 	}
 	defer r.Close()
 	md := r.Schema().Metadata()
 	if i := md.FindKey(metaTable); i >= 0 && md.Values()[i] != t.name {
-		return nil, fmt.Errorf("read %s table %q: file holds a %q table", t.name, path, md.Values()[i])
+		return nil, fmt.Errorf("read %s table: file holds a %q table", t.name, md.Values()[i])
 	}
 	for i := range r.NumRecords() {
 		rec, err := r.RecordBatchAt(i)
 		if err != nil {
-			return nil, fmt.Errorf("read %s table %q: batch %d: %w", t.name, path, i, err)
+			return nil, fmt.Errorf("read %s table: batch %d: %w", t.name, i, err)
 		}
 		dst, err = t.appendRows(dst, rec)
 		rec.Release()
 		if err != nil {
-			return nil, fmt.Errorf("read %q: %w", path, err)
+			return nil, fmt.Errorf("read %s table: %w", t.name, err)
 		}
 	}
 	return dst, nil

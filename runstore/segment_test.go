@@ -1,6 +1,7 @@
 package runstore
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -182,6 +183,34 @@ func TestReadRunSortsAndIgnoresStrayFiles(t *testing.T) {
 	}
 	same(t, "metrics", gotM, []MetricsRow{metricsRow(9, 18), metricsRow(9, 19), metricsRow(10, 20), metricsRow(10, 21)})
 	same(t, "episodes", gotE, []EpisodeRow{e9[0], e10[1], e10[0]})
+}
+
+// A truncated segment file does not hide the others: ReadRun returns their rows and names
+// the bad file and its segment.
+func TestReadRunTruncatedSegment(t *testing.T) {
+	dir := t.TempDir()
+	for seg := int32(1); seg <= 3; seg++ {
+		rows := []MetricsRow{metricsRow(seg, int64(seg))}
+		eps := []EpisodeRow{{Segment: seg, EnvSteps: int64(10 * seg), Return: float64(seg)}}
+		if err := WriteSegment(dir, seg, rows, eps); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bad := filepath.Join(dir, MetricsDir, SegmentFile(2))
+	b, err := os.ReadFile(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, b[:len(b)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gotM, gotE, err := ReadRun(dir)
+	var u UnreadableSegments
+	if !errors.As(err, &u) || len(u) != 1 || u[0].Path != bad || u[0].Segment != 2 || !strings.Contains(err.Error(), bad) {
+		t.Fatalf("ReadRun with %s truncated: %v, want UnreadableSegments naming it (segment 2)", bad, err)
+	}
+	same(t, "metrics", gotM, []MetricsRow{metricsRow(1, 1), metricsRow(3, 3)})
+	same(t, "episodes", gotE, []EpisodeRow{{Segment: 1, EnvSteps: 10, Return: 1}, {Segment: 3, EnvSteps: 30, Return: 3}})
 }
 
 func TestReadRunEmptyDir(t *testing.T) {

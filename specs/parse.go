@@ -22,6 +22,8 @@ import (
 // A Parser is not safe for concurrent use.
 type Parser struct {
 	files map[string]*hcl.File
+	// varFiles are the values of the variables files read (ReadVarFile), in order.
+	varFiles []varFileValue
 }
 
 // NewParser returns a Parser that has read nothing yet.

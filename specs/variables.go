@@ -24,10 +24,11 @@ var variableSchema = &hcl.BodySchema{
 	},
 }
 
-// resolveVariables decodes the variable blocks and applies the -var
-// overrides, returning each variable's value. A variable takes its override
-// when there is one, else its default; having neither is an error, as is an
-// override for a variable the file does not declare.
+// resolveVariables decodes the variable blocks and applies the values of the
+// variables files and the -var overrides, returning each variable's value. A
+// variable takes its override when there is one, else its value in the last
+// variables file that has one, else its default; having none is an error, as
+// is a value for a variable the file does not declare.
 func (p *Parser) resolveVariables(blocks hcl.Blocks, overrides map[string]string) (map[string]cty.Value, hcl.Diagnostics) {
 	d := &decoder{src: newSources(hcl.Range{})}
 	values := map[string]cty.Value{}
@@ -61,29 +62,37 @@ func (p *Parser) resolveVariables(blocks hcl.Blocks, overrides map[string]string
 		}
 	}
 
-	for _, name := range sortedKeys(overrides) {
-		raw := overrides[name]
-		file, nameRange, valueStart := p.overrideFile(name, raw)
+	// A given value replaces the default, and a good one a broken default. Variables files
+	// come first, so that -var wins.
+	give := func(name string, nameRange hcl.Range, how string, value func() (cty.Value, hcl.Diagnostics)) {
 		if _, declared := labels[name]; !declared {
 			d.errorf(nameRange, nil, "Value for undeclared variable",
-				"A value for %q was given with -var, but the spec declares no variable of that name. Add a block variable %q { default = ... } to the spec, or correct the name%s.",
-				name, name, declaredHint(boolSet(labels)))
-			continue
+				"A value for %q was given %s, but the spec declares no variable of that name. Add a block variable %q { default = ... } to the spec, or correct the name%s.",
+				name, how, name, declaredHint(boolSet(labels)))
+			return
 		}
-		v, diags := overrideValue(raw, file, valueStart)
+		v, diags := value()
 		d.diags = append(d.diags, diags...)
 		if diags.HasErrors() {
 			failed[name] = true
-			continue
+			return
 		}
 		if n := valueBytes(v); n > maxVariableBytes {
 			d.errorf(nameRange, nil, "Variable value too large",
-				"The -var value of %q is about %d bytes; a variable's value may be at most %d bytes. Give a shorter value.", name, n, maxVariableBytes)
+				"The value of %q given %s is about %d bytes; a variable's value may be at most %d bytes. Give a shorter value.", name, how, n, maxVariableBytes)
 			failed[name] = true
-			continue
+			return
 		}
 		values[name] = v
-		delete(failed, name) // a good override replaces a broken default
+		delete(failed, name)
+	}
+	for _, fv := range p.varFiles {
+		give(fv.name, fv.nameRange, "in the variables file "+fv.nameRange.Filename, func() (cty.Value, hcl.Diagnostics) { return fv.value, nil })
+	}
+	for _, name := range sortedKeys(overrides) {
+		raw := overrides[name]
+		file, nameRange, valueStart := p.overrideFile(name, raw)
+		give(name, nameRange, "with -var", func() (cty.Value, hcl.Diagnostics) { return overrideValue(raw, file, valueStart) })
 	}
 
 	for _, name := range sortedKeys(labels) {

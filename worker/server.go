@@ -26,6 +26,8 @@ import (
 	"go.temporal.io/server/common/primitives"
 	"go.temporal.io/server/schema/sqlite"
 	"go.temporal.io/server/temporal"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // DefaultNamespace is the Temporal namespace accerl uses unless told otherwise.
@@ -98,12 +100,22 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	if cfg.StateDir == "" {
 		return nil, errors.New("start temporal server: empty state directory")
 	}
+	if cfg.Port < 0 || cfg.Port > 65535 {
+		return nil, fmt.Errorf("start temporal server: port %d is not between 1 and 65535", cfg.Port)
+	}
 	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create state directory: %w", err)
 	}
 	lock, err := lockStateDir(cfg.StateDir)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Port != 0 {
+		// The server exits the process when its frontend cannot bind: say why instead.
+		if err := checkFree(net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port))); err != nil {
+			_ = lock.Close()
+			return nil, fmt.Errorf("start temporal server: %w", err)
+		}
 	}
 	srv, hostPort, err := newServer(cfg)
 	if err != nil {
@@ -183,18 +195,39 @@ func (s *Server) Stop() error {
 // lockStateDir takes an exclusive, non-blocking flock on the state directory's lock file.
 // The kernel drops the lock when the process dies, so a kill -9 never leaves it stale.
 func lockStateDir(dir string) (*os.File, error) {
+	f, err := tryLock(dir)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return nil, &BusyError{Dir: dir, Addr: readAddr(dir)}
+	}
+	return f, err
+}
+
+// tryLock takes the state directory's lock if it is free; an error wrapping EWOULDBLOCK
+// means another process holds it.
+func tryLock(dir string) (*os.File, error) {
 	f, err := os.OpenFile(filepath.Join(dir, lockFileName), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open lock file: %w", err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		_ = f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, &BusyError{Dir: dir, Addr: readAddr(dir)}
-		}
 		return nil, fmt.Errorf("lock state directory %s: %w", dir, err)
 	}
 	return f, nil
+}
+
+// Served reports whether a live process serves the state directory (holds its lock). A
+// process that uses the server of another one polls it to notice when that one exits: the
+// kernel releases the lock of a dead process at once, while its clients only see the server
+// unavailable, as they would during a restart. Served holds the lock for an instant when it
+// is free; it reports true when it cannot tell.
+func Served(dir string) bool {
+	f, err := tryLock(dir)
+	if err != nil {
+		return true
+	}
+	_ = f.Close()
+	return false
 }
 
 // readAddr returns the address another process recorded for the state directory, waiting
@@ -298,11 +331,12 @@ func newServer(cfg ServerConfig) (temporal.Server, string, error) {
 		PublicClient: config.PublicClient{HostPort: hostPort},
 	}
 
+	logPath := filepath.Join(cfg.StateDir, logFileName)
 	logger := log.NewZapLogger(log.BuildZapLogger(log.Config{
 		Level:      level,
-		OutputFile: filepath.Join(cfg.StateDir, logFileName),
+		OutputFile: logPath,
 		Format:     "json",
-	}))
+	}).WithOptions(zap.WithFatalHook(fatalToStderr{log: logPath, w: os.Stderr})))
 	srv, err := temporal.NewServer(
 		temporal.WithConfig(conf),
 		temporal.ForServices(names),
@@ -313,6 +347,32 @@ func newServer(cfg ServerConfig) (temporal.Server, string, error) {
 		return nil, "", fmt.Errorf("create temporal server: %w", err)
 	}
 	return srv, hostPort, nil
+}
+
+// fatalToStderr ends the process, as the server's fatal log entries do (a port it cannot bind,
+// a database it cannot open), after saying why on w: otherwise the reason would be only in
+// the server log, and accerl would exit with status 1 and nothing on the terminal.
+type fatalToStderr struct {
+	log string // the server log's path, for the details
+	w   io.Writer
+}
+
+// OnWrite implements zapcore.CheckWriteHook.
+func (h fatalToStderr) OnWrite(e *zapcore.CheckedEntry, fields []zapcore.Field) {
+	fmt.Fprintf(h.w, "accerl: the embedded Temporal server failed: %s (details in %s)\n", fatalReason(e.Message, fields), h.log)
+	os.Exit(1)
+}
+
+// fatalReason is a log entry's message with its error field, if it has one.
+func fatalReason(msg string, fields []zapcore.Field) string {
+	enc := zapcore.NewMapObjectEncoder()
+	for _, f := range fields {
+		f.AddTo(enc)
+	}
+	if e, ok := enc.Fields["error"]; ok {
+		return fmt.Sprintf("%s: %v", msg, e)
+	}
+	return msg
 }
 
 // sqlConfig is the server's SQLite database in stateDir.

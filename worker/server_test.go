@@ -71,3 +71,23 @@ func TestEmbeddedServerPersistsAndLocks(t *testing.T) {
 		t.Fatalf("after restart: result %q, %v", got, err)
 	}
 }
+
+// Served tells a process that holds the state directory's lock from none, and leaves a free
+// lock free.
+func TestServed(t *testing.T) {
+	dir := t.TempDir()
+	if Served(dir) {
+		t.Fatal("Served on a fresh directory")
+	}
+	lock, err := lockStateDir(dir)
+	if err != nil {
+		t.Fatalf("Served left the lock taken: %v", err)
+	}
+	if !Served(dir) {
+		t.Error("Served is false while the lock is held")
+	}
+	_ = lock.Close()
+	if Served(dir) {
+		t.Error("Served is true after the lock was released")
+	}
+}

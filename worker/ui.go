@@ -27,14 +27,9 @@ const DefaultUIPort = 8233
 // stays idle until the process ends.
 func startUI(port int, hostPort, namespace string) (*uiserver.Server, string, error) {
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
-			return nil, "", fmt.Errorf("%s is in use by another process", addr)
-		}
-		return nil, "", fmt.Errorf("listen on %s: %w", addr, err)
+	if err := checkFree(addr); err != nil {
+		return nil, "", err
 	}
-	_ = l.Close()
 	ui := uiserver.NewServer(uiserveroptions.WithConfigProvider(&uiconfig.Config{
 		Host:                "127.0.0.1",
 		Port:                port,
@@ -59,4 +54,22 @@ func startUI(port int, hostPort, namespace string) (*uiserver.Server, string, er
 		time.Sleep(20 * time.Millisecond)
 	}
 	return ui, "http://" + addr, nil
+}
+
+// ErrPortInUse is wrapped by the errors of StartServer and Server.UI when a port they were
+// given is taken by another process.
+var ErrPortInUse = errors.New("is in use by another process")
+
+// checkFree reports whether a listener could bind addr now: nil, or an error that says the
+// port is taken. The UI and Temporal servers bind their ports themselves and exit the process
+// when that fails, so their callers check first.
+func checkFree(addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("%s %w", addr, ErrPortInUse)
+		}
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return l.Close()
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -150,5 +152,27 @@ func TestUIPortNeedsPortNumber(t *testing.T) {
 				t.Errorf("accerl %s --ui-port %s: status %d, stderr %q; want 2 and what a port is", cmd, p, status, stderr)
 			}
 		}
+	}
+}
+
+// accerl server says why it cannot serve: a --port that is no port number is a usage error,
+// and a port another process holds is named on stderr, not left in the server log with a
+// bare exit status 1.
+func TestServerPortProblems(t *testing.T) {
+	for _, p := range []string{"0", "70000", "web"} {
+		status, _, stderr := runArgs(t, "server", "--state-dir", t.TempDir(), "--port", p)
+		if status != 2 || !strings.Contains(stderr, "need a port number from 1 to 65535") {
+			t.Errorf("accerl server --port %s: status %d, stderr %q; want 2 and what a port is", p, status, stderr)
+		}
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	status, _, stderr := runArgs(t, "server", "--state-dir", t.TempDir(), "--port", port, "--no-ui")
+	if status != 1 || !strings.Contains(stderr, "127.0.0.1:"+port+" is in use by another process") || !strings.Contains(stderr, "--port") {
+		t.Errorf("accerl server --port %s (taken): status %d, stderr %q; want 1, the port in use and --port", port, status, stderr)
 	}
 }

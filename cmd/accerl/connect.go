@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
@@ -113,7 +114,50 @@ type conn struct {
 	owned   bool
 	server  *worker.Server
 	workers []sdkworker.Worker
+	// sharedDir is the state directory whose server another accerl process runs for c, or
+	// "" (c owns the server, or dials --temporal).
+	sharedDir string
 }
+
+// errServerGone is watch's error when the accerl process whose server it used has exited.
+var errServerGone = errors.New("the accerl process that served the state directory exited")
+
+// ownerGone returns a channel that is closed within ownerPoll of the exit of the accerl
+// process whose embedded server c uses, or nil (never ready) when c uses no such server.
+// The poll stops with ctx.
+func (c *conn) ownerGone(ctx context.Context) <-chan struct{} {
+	if c.sharedDir == "" {
+		return nil
+	}
+	gone := make(chan struct{})
+	go poll(ctx, ownerPoll, func() bool {
+		if worker.Served(c.sharedDir) {
+			return false
+		}
+		close(gone)
+		return true
+	})
+	return gone
+}
+
+// poll calls f every interval until it returns true or ctx ends.
+func poll(ctx context.Context, every time.Duration, f func() (done bool)) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if f() {
+				return
+			}
+		}
+	}
+}
+
+// ownerPoll is how often a process that uses another one's server checks that it lives.
+const ownerPoll = time.Second
 
 // connect dials --temporal, or starts the embedded server in --state-dir, or, when another
 // accerl process already serves that directory, dials that process's server.
@@ -133,7 +177,7 @@ func (t *temporalFlags) connect(ctx context.Context, stderr io.Writer) (*conn, e
 				return nil, fmt.Errorf("%w; it has not published its address yet, try again in a moment", err)
 			}
 			fmt.Fprintf(stderr, "using the Temporal server of the accerl process that owns %s (%s)\n", dir, busy.Addr)
-			addr = busy.Addr
+			addr, c.sharedDir = busy.Addr, dir
 		case err != nil:
 			return nil, err
 		default:

@@ -32,8 +32,9 @@ Commands:
   run FILE          run an experiment (starts an embedded Temporal server, with its Web UI on
                     http://127.0.0.1:8233, unless --temporal; --ui-port N, --no-ui)
   status            list experiments and runs with their state and counters
-  pause|resume|stop EXPERIMENT-ID|FILE
+  pause|resume|stop EXPERIMENT-ID|NAME|FILE
                     pause runs before their next segment, resume them, or stop them cleanly
+                    (the ID as status prints it, or the name when one running experiment has it)
   report DIR        regenerate the report of an experiment directory from stored metrics
   export DIR        write runs' metrics and episodes as Parquet (nulls, not NaN) or TensorBoard files
   worker            run a worker only (joins an existing Temporal server via --temporal)

@@ -179,6 +179,14 @@ func TestEndToEndOnEmbeddedServer(t *testing.T) {
 // returns a client of it; both stop when the test ends.
 func serveStateDir(ctx context.Context, t *testing.T, stateDir string) client.Client {
 	t.Helper()
+	_, c := startServer(ctx, t, stateDir)
+	return c
+}
+
+// startServer starts the embedded server on stateDir and returns it with a client of it;
+// both stop when the test ends.
+func startServer(ctx context.Context, t *testing.T, stateDir string) (*worker.Server, client.Client) {
+	t.Helper()
 	srv, err := worker.StartServer(worker.ServerConfig{StateDir: stateDir})
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +197,7 @@ func serveStateDir(ctx context.Context, t *testing.T, stateDir string) client.Cl
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	return c
+	return srv, c
 }
 
 // assertSearchAttributes checks that visibility queries on accerl's search attributes find the
@@ -328,7 +336,7 @@ func TestFlagsAfterPositionalArguments(t *testing.T) {
 	if err := parseFlags(fs, []string{"spec.hcl", "-var", "steps=10", "--out", "o", "--", "-weird"}); err != nil {
 		t.Fatal(err)
 	}
-	if fs.NArg() != 2 || fs.Arg(0) != "spec.hcl" || fs.Arg(1) != "-weird" || v["steps"] != "10" || *out != "o" {
+	if fs.NArg() != 2 || fs.Arg(0) != "spec.hcl" || fs.Arg(1) != "-weird" || v.vars["steps"] != "10" || *out != "o" {
 		t.Errorf("args %v, vars %v, out %q", fs.Args(), v, *out)
 	}
 }

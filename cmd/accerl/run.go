@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,10 +9,14 @@ import (
 	"path/filepath"
 	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
+	"github.com/accerl/accerl/runstore"
 	"github.com/accerl/accerl/specs"
 	"github.com/accerl/accerl/workflows"
 )
@@ -41,7 +46,26 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if outDir, err = filepath.Abs(outDir); err != nil {
 		return err
 	}
+	for {
+		err := runExperiment(ctx, tf, exp, outDir, runOptions{detach: *detach, noWorker: *noWorker}, stdout, stderr)
+		if !errors.Is(err, errServerGone) {
+			return err
+		}
+		// The experiment is durable: what that process did is in the state directory,
+		// which this process now serves, as the same command run again would.
+		fmt.Fprintf(stderr, "\nThe accerl process that served %s exited; this process serves it now and reattaches.\n", tf.stateDir)
+	}
+}
 
+// runOptions are run's flags that runExperiment needs besides the connection's.
+type runOptions struct {
+	detach, noWorker bool
+}
+
+// runExperiment connects, starts or attaches to the experiment and, unless detached, shows its
+// progress until it ends. It returns errServerGone when the server it used was another accerl
+// process's, and that process exited.
+func runExperiment(ctx context.Context, tf *temporalFlags, exp *specs.Experiment, outDir string, opts runOptions, stdout, stderr io.Writer) error {
 	c, err := tf.connect(ctx, stderr)
 	if err != nil {
 		return err
@@ -50,36 +74,43 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := retryTransient(ctx, stderr, func() error { return c.ensureSearchAttributes(ctx, tf.namespace) }); err != nil {
 		return err
 	}
-	if c.owned && !*noWorker {
+	if c.owned && !opts.noWorker {
 		if err := c.startWorker(exp, stderr); err != nil {
 			return err
 		}
 	}
 
 	id := workflows.ExperimentID(exp.Name, exp.Hash)
-	var we client.WorkflowRun
-	var attached bool
+	var at attachment
 	err = retryTransient(ctx, stderr, func() error {
 		var err error
-		we, attached, err = startOrAttach(ctx, c.client, id, workflows.ExperimentInput{Experiment: *exp, OutDir: outDir})
+		at, err = startOrAttach(ctx, c.client, id, workflows.ExperimentInput{Experiment: *exp, OutDir: outDir})
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	if attached {
+	we := at.run
+	if at.attached {
 		fmt.Fprintf(stdout, "Attached to experiment %s (spec hash %.12s); it was started earlier.\n", id, exp.Hash)
 	} else {
 		fmt.Fprintf(stdout, "Started experiment %s: %d run(s) (spec hash %.12s).\n", id, len(exp.Runs()), exp.Hash)
 	}
-	fmt.Fprintf(stdout, "Results go to %s\n", outDir)
-	if *detach {
+	if at.outDir != outDir {
+		fmt.Fprintf(stdout, "Results go to %s, where the experiment was started; %s is not used (an experiment keeps the --out it started with)\n", at.outDir, outDir)
+	} else {
+		fmt.Fprintf(stdout, "Results go to %s\n", outDir)
+	}
+	if opts.detach {
 		fmt.Fprintf(stdout, "Detached. Follow it with 'accerl status'.\n")
 		return nil
 	}
 
-	res, err := watch(ctx, c.client, we, exp, stdout)
+	res, err := watch(ctx, c, we, exp, stdout)
 	if err != nil {
+		if errors.Is(err, errServerGone) {
+			return err
+		}
 		if ctx.Err() != nil {
 			fmt.Fprintf(stdout, "\nInterrupted. The experiment is durable: run the same command again to continue it.\n")
 			return exitCode(130)
@@ -126,17 +157,28 @@ func isTransient(err error) bool {
 		errors.As(err, &nsNotFound) || errors.Is(err, context.DeadlineExceeded)
 }
 
+// attachment is the experiment workflow that startOrAttach started or found.
+type attachment struct {
+	run client.WorkflowRun
+	// attached is true when the workflow was started earlier (it runs, or it completed).
+	attached bool
+	// outDir is where its results go: the --out it was started with.
+	outDir string
+}
+
 // startOrAttach starts the experiment workflow, or attaches to the one with the same ID: a
 // running one is reused, a completed one is returned as is (so re-running a finished
-// experiment trains nothing), and a failed or terminated one is started afresh.
-func startOrAttach(ctx context.Context, c client.Client, id string, in workflows.ExperimentInput) (client.WorkflowRun, bool, error) {
-	attached := false
-	if _, err := c.DescribeWorkflowExecution(ctx, id, ""); err == nil {
-		attached = true
-	} else {
-		var nf *serviceerror.NotFound
-		if !errors.As(err, &nf) {
-			return nil, false, fmt.Errorf("look up experiment %s: %w", id, err)
+// experiment trains nothing), and a failed or terminated one is started afresh. An attached
+// workflow keeps the output directory it was started with, whatever in.OutDir says. A new
+// one is not started on an output directory that holds another spec's results.
+func startOrAttach(ctx context.Context, c client.Client, id string, in workflows.ExperimentInput) (attachment, error) {
+	earlier, err := describeExperiment(ctx, c, id)
+	if err != nil {
+		return attachment{}, err
+	}
+	if earlier == nil {
+		if err := checkOutDir(in.OutDir, &in.Experiment); err != nil {
+			return attachment{}, err
 		}
 	}
 	we, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
@@ -144,21 +186,82 @@ func startOrAttach(ctx context.Context, c client.Client, id string, in workflows
 		TaskQueue:                workflows.TaskQueueCPU,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		Memo:                     map[string]any{"out_dir": in.OutDir, "name": in.Experiment.Name},
+		Memo:                     map[string]any{memoOutDir: in.OutDir, memoName: in.Experiment.Name},
 		TypedSearchAttributes:    workflows.ExperimentSearchAttributes(in.Experiment.Name, in.Experiment.Hash),
 	}, workflows.Experiment, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
-	if errors.As(err, &started) {
-		return c.GetWorkflow(ctx, id, ""), true, nil
+	switch {
+	case errors.As(err, &started):
+		if earlier == nil { // started by another process since the look-up
+			if earlier, err = describeExperiment(ctx, c, id); err != nil {
+				return attachment{}, err
+			}
+		}
+		a := attachment{run: c.GetWorkflow(ctx, id, ""), attached: true, outDir: in.OutDir}
+		if earlier != nil {
+			a.outDir = cmp.Or(memoString(earlier.GetMemo(), memoOutDir), in.OutDir)
+		}
+		return a, nil
+	case err != nil:
+		return attachment{}, fmt.Errorf("start experiment %s: %w", id, err)
+	case earlier != nil && we.GetRunID() == earlier.GetExecution().GetRunId():
+		return attachment{run: we, attached: true, outDir: cmp.Or(memoString(earlier.GetMemo(), memoOutDir), in.OutDir)}, nil
 	}
-	if err != nil {
-		return nil, false, fmt.Errorf("start experiment %s: %w", id, err)
+	return attachment{run: we, outDir: in.OutDir}, nil
+}
+
+// describeExperiment returns the experiment workflow id that runs or completed, or nil when
+// there is none (never started, or failed, cancelled or terminated: those start afresh).
+func describeExperiment(ctx context.Context, c client.Client, id string) (*workflowpb.WorkflowExecutionInfo, error) {
+	d, err := c.DescribeWorkflowExecution(ctx, id, "")
+	var nf *serviceerror.NotFound
+	switch {
+	case errors.As(err, &nf):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("look up experiment %s: %w", id, err)
 	}
-	return we, attached, nil
+	switch info := d.GetWorkflowExecutionInfo(); info.GetStatus() {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		return info, nil
+	}
+	return nil, nil
+}
+
+// checkOutDir refuses an output directory that holds the results of another spec, which
+// the experiment's first activity would refuse too, after its retries, as a failed
+// experiment.
+func checkOutDir(outDir string, exp *specs.Experiment) error {
+	var m runstore.ExperimentManifest
+	if err := runstore.ReadJSON(filepath.Join(outDir, runstore.ExperimentFile), &m); err != nil || m.SpecHash == exp.Hash {
+		return nil // no results yet (or none readable: the activity reports that)
+	}
+	return fmt.Errorf("%s already holds the results of experiment %s (spec hash %.12s; this spec's is %.12s): give this one another --out, or remove that directory",
+		outDir, workflows.ExperimentID(m.Name, m.SpecHash), m.SpecHash, exp.Hash)
+}
+
+// Memo keys of the experiment workflow.
+const (
+	memoOutDir = "out_dir"
+	memoName   = "name"
+)
+
+// memoString is the string stored under key in a workflow's memo, or "".
+func memoString(m *commonpb.Memo, key string) string {
+	var s string
+	if f, ok := m.GetFields()[key]; ok {
+		_ = converter.GetDefaultDataConverter().FromPayload(f, &s)
+	}
+	return s
 }
 
 // watch shows progress until the experiment finishes and returns its result.
-func watch(ctx context.Context, c client.Client, we client.WorkflowRun, exp *specs.Experiment, stdout io.Writer) (workflows.ExperimentResult, error) {
+// It returns errServerGone, within seconds, when c's server was another accerl process's
+// and that process exited: its clients would otherwise retry as if the server restarted.
+func watch(ctx context.Context, conn *conn, we client.WorkflowRun, exp *specs.Experiment, stdout io.Writer) (workflows.ExperimentResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c, gone := conn.client, conn.ownerGone(ctx)
 	done := make(chan error, 1)
 	var res workflows.ExperimentResult
 	go func() {
@@ -186,6 +289,9 @@ func watch(ctx context.Context, c client.Client, we client.WorkflowRun, exp *spe
 		case <-ctx.Done():
 			view.finish()
 			return res, ctx.Err()
+		case <-gone:
+			view.finish()
+			return res, errServerGone
 		case <-tick.C:
 		}
 	}

@@ -28,17 +28,46 @@ func (v varFlags) Set(s string) error {
 	return nil
 }
 
-func addVarFlag(fs *flag.FlagSet) varFlags {
-	v := varFlags{}
-	fs.Var(v, "var", "set a spec variable: -var name=value (repeatable); value is an HCL expression or a bare word")
+// varFileFlags collects repeated -var-file FILE flags, in order.
+type varFileFlags []string
+
+func (v *varFileFlags) String() string { return strings.Join(*v, ",") }
+
+func (v *varFileFlags) Set(s string) error {
+	*v = append(*v, s)
+	return nil
+}
+
+// specVars are the spec variables given on the command line: -var-file and -var.
+type specVars struct {
+	vars  varFlags
+	files varFileFlags
+}
+
+func addVarFlag(fs *flag.FlagSet) *specVars {
+	v := &specVars{vars: varFlags{}}
+	fs.Var(v.vars, "var", "set a spec variable: -var name=value (repeatable); value is an HCL expression or a bare word; wins over -var-file")
+	fs.Var(&v.files, "var-file", "set spec variables from FILE, written as name = value lines (HCL, as Terraform's .tfvars) (repeatable; a later file wins)")
 	return v
 }
 
-// loadSpec parses and validates path. On errors it prints every diagnostic with
-// file:line:col and source context to stderr and returns exitCode(1).
-func loadSpec(path string, vars varFlags, stderr io.Writer) (*specs.Experiment, error) {
+// loadSpec parses and validates path with the variables v (nil: none). On errors it prints
+// every diagnostic with file:line:col and source context to stderr and returns exitCode(1).
+func loadSpec(path string, v *specVars, stderr io.Writer) (*specs.Experiment, error) {
+	if v == nil {
+		v = &specVars{}
+	}
 	p := specs.NewParser()
-	exp, diags := p.ParseFile(path, vars)
+	var diags hcl.Diagnostics
+	for _, f := range v.files {
+		diags = append(diags, p.ReadVarFile(f)...)
+	}
+	var exp *specs.Experiment
+	if !diags.HasErrors() {
+		var more hcl.Diagnostics
+		exp, more = p.ParseFile(path, v.vars)
+		diags = append(diags, more...)
+	}
 	if len(diags) > 0 {
 		writeDiags(stderr, diags, p.Files())
 	}
@@ -164,7 +193,7 @@ func needsEscape(r rune) bool {
 }
 
 func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("validate", "validate [-var name=value]... FILE", stderr)
+	fs := newFlagSet("validate", "validate [-var-file FILE]... [-var name=value]... FILE", stderr)
 	vars := addVarFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -182,7 +211,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 }
 
 func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("plan", "plan [-var name=value]... FILE", stderr)
+	fs := newFlagSet("plan", "plan [-var-file FILE]... [-var name=value]... FILE", stderr)
 	vars := addVarFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err

@@ -12,7 +12,6 @@ import (
 
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 
 	"github.com/accerl/accerl/runstore"
 	"github.com/accerl/accerl/workflows"
@@ -26,6 +25,9 @@ type experimentStatus struct {
 	OutDir string      `json:"out_dir"`
 	Start  time.Time   `json:"start"`
 	Runs   []runStatus `json:"runs"`
+	// Problem says why no runs are listed although the experiment has an output directory:
+	// it holds another experiment's results (the reason such an experiment fails to start).
+	Problem string `json:"problem,omitempty"`
 }
 
 // runStatus is one run as `accerl status` shows it.
@@ -65,6 +67,10 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	for _, e := range exps {
 		fmt.Fprintf(stdout, "%s  %s  started %s  out %s\n", e.ID, e.State, e.Start.Local().Format(time.DateTime), e.OutDir)
+		if e.Problem != "" {
+			fmt.Fprintf(stdout, "  %s\n\n", e.Problem)
+			continue
+		}
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  RUN\tSTATE\tENV STEPS\tUPDATES\tRETURN\tEVAL\tSTEPS/S\tLAST CKPT\tERROR")
 		for _, r := range e.Runs {
@@ -122,13 +128,8 @@ func listExperiments(ctx context.Context, c client.Client) ([]experimentStatus, 
 				State: strings.ToLower(strings.TrimPrefix(info.Status.String(), "WORKFLOW_EXECUTION_STATUS_")),
 				Start: info.GetStartTime().AsTime(),
 			}
-			if f, ok := info.GetMemo().GetFields()["out_dir"]; ok {
-				_ = converter.GetDefaultDataConverter().FromPayload(f, &e.OutDir)
-			}
-			if f, ok := info.GetMemo().GetFields()["name"]; ok {
-				_ = converter.GetDefaultDataConverter().FromPayload(f, &e.Name)
-			}
-			e.Runs = listRuns(ctx, c, e)
+			e.OutDir, e.Name = memoString(info.GetMemo(), memoOutDir), memoString(info.GetMemo(), memoName)
+			e.Runs, e.Problem = listRuns(ctx, c, e)
 			out = append(out, e)
 		}
 		token = resp.NextPageToken
@@ -138,10 +139,15 @@ func listExperiments(ctx context.Context, c client.Client) ([]experimentStatus, 
 	}
 }
 
-func listRuns(ctx context.Context, c client.Client, e experimentStatus) []runStatus {
+// listRuns returns the runs of e listed in its output directory's experiment.json, or, when
+// that file belongs to another experiment, none and why.
+func listRuns(ctx context.Context, c client.Client, e experimentStatus) ([]runStatus, string) {
 	var man runstore.ExperimentManifest
 	if e.OutDir == "" || runstore.ReadJSON(filepath.Join(e.OutDir, "experiment.json"), &man) != nil {
-		return nil
+		return nil, ""
+	}
+	if other := workflows.ExperimentID(man.Name, man.SpecHash); other != e.ID {
+		return nil, fmt.Sprintf("%s holds the results of experiment %s, not of this one", e.OutDir, other)
 	}
 	var runs []runStatus
 	for _, arm := range man.Arms {
@@ -179,5 +185,5 @@ func listRuns(ctx context.Context, c client.Client, e experimentStatus) []runSta
 			runs = append(runs, rs)
 		}
 	}
-	return runs
+	return runs, ""
 }
