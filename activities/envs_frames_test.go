@@ -42,10 +42,11 @@ func TestTabletopPixelsInCheckpoint(t *testing.T) {
 	if !ok || fe.FrameBytes() != 2*32*32*3 {
 		t.Fatalf("tabletop env with pixels: FrameEnv %v, %d bytes; want 6144", ok, fe.FrameBytes())
 	}
-	fx := &fixedInitEnv{Env: mustTabletop(t, c.Env), tasks: []int{0}}
+	tt := mustTabletop(t, c.Env)
+	fx := &fixedInitEnv{Env: simEnv{tt}, to: tt, tasks: []int{0}}
 	fx.Reset(nil)
-	ims := fx.Env.Images()
-	if got := (framedEnv{Env: simEnv{fx}, cams: fx.Env}).Frame(nil); len(ims) != 2 || !slices.Equal(got, slices.Concat(ims...)) {
+	ims := tt.Images()
+	if got := (framedEnv{Env: fx, cams: tabletopFrames{tt}}).Frame(nil); len(ims) != 2 || !slices.Equal(got, slices.Concat(ims...)) {
 		t.Fatal("a tabletop frame is not the concatenation of its cameras' images")
 	}
 

@@ -35,16 +35,22 @@ func (e *featureEnv) Step(action []float64) engine.StepResult {
 // of every task, one trial each). The engine gives each evaluation a fresh environment, so
 // every evaluation starts at n = 0.
 type fixedInitEnv struct {
-	*tabletop.Env
+	engine.Env
+	to    fixedStarts // the simulator beneath, in process or remote
 	tasks []int
 	n     int
+}
+
+// fixedStarts is a simulator that starts an episode from a fixed initial state of a task.
+type fixedStarts interface {
+	ResetTo(task, init int) []float64
 }
 
 func (e *fixedInitEnv) Reset(*rand.Rand) []float64 {
 	t := e.tasks[e.n%len(e.tasks)]
 	i := (e.n / len(e.tasks)) % tabletop.InitStates
 	e.n++
-	return e.ResetTo(t, i)
+	return e.to.ResetTo(t, i)
 }
 
 // chunkEnv runs action chunks: an action is k consecutive actions of the inner environment
@@ -83,18 +89,33 @@ func (e chunkEnv) Step(action []float64) engine.StepResult {
 
 // framedEnv gives a tabletop arm with pixels its frames: the configured cameras' RGB
 // images of the current state, rendered when asked (tabletop renders lazily, once per
-// state), cameras concatenated in the spec's order.
+// state; a remote world sends them with every step), cameras concatenated in the spec's
+// order.
 type framedEnv struct {
 	engine.Env
-	cams *tabletop.Env
+	cams frameSource
 }
 
 var _ engine.FrameEnv = framedEnv{}
 
-func (e framedEnv) FrameBytes() int { return e.cams.ImageBytesPerStep() }
+// frameSource is where the frames of a framedEnv come from: engine.FrameEnv's methods, on
+// the simulator beneath the wrappers.
+type frameSource interface {
+	FrameBytes() int
+	Frame(dst []byte) []byte
+}
 
-func (e framedEnv) Frame(dst []byte) []byte {
-	for _, im := range e.cams.Images() {
+func (e framedEnv) FrameBytes() int { return e.cams.FrameBytes() }
+
+func (e framedEnv) Frame(dst []byte) []byte { return e.cams.Frame(dst) }
+
+// tabletopFrames is an in-process suite's frames.
+type tabletopFrames struct{ *tabletop.Env }
+
+func (f tabletopFrames) FrameBytes() int { return f.ImageBytesPerStep() }
+
+func (f tabletopFrames) Frame(dst []byte) []byte {
+	for _, im := range f.Images() {
 		dst = append(dst, im...)
 	}
 	return dst

@@ -544,6 +544,9 @@ func (e *Env) read(s *pb.StepResponse) (engine.StepResult, error) {
 	return r, nil
 }
 
+// HasSuccess says the world reports success ("success"); tasks without a goal have none.
+func (e *Env) HasSuccess() bool { return e.obs.hasSuccess }
+
 // Instruction is the language instruction of the running episode ("" when the world has
 // none).
 func (e *Env) Instruction() string { return e.instruction }

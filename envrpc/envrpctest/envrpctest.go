@@ -14,14 +14,18 @@ import (
 type Server struct {
 	// Addr is its host:port on 127.0.0.1.
 	Addr   string
+	worlds map[string]envrpc.MakeWorld
 	cancel context.CancelFunc
 	done   chan error
 }
 
 // Start serves envrpc.BuiltinWorlds on a free loopback port until the test ends.
-func Start(t testing.TB) *Server {
+func Start(t testing.TB) *Server { t.Helper(); return StartWorlds(t, envrpc.BuiltinWorlds()) }
+
+// StartWorlds serves worlds on a free loopback port until the test ends.
+func StartWorlds(t testing.TB, worlds map[string]envrpc.MakeWorld) *Server {
 	t.Helper()
-	s := &Server{}
+	s := &Server{worlds: worlds}
 	s.listen(t, "127.0.0.1:0")
 	t.Cleanup(s.Stop)
 	return s
@@ -35,7 +39,7 @@ func (s *Server) listen(t testing.TB, addr string) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.Addr, s.cancel, s.done = lis.Addr().String(), cancel, make(chan error, 1)
-	go func() { s.done <- envrpc.Serve(ctx, lis, envrpc.NewServer(envrpc.BuiltinWorlds())) }()
+	go func() { s.done <- envrpc.Serve(ctx, lis, envrpc.NewServer(s.worlds)) }()
 }
 
 // Stop ends the server and every stream (its worlds are lost, as in a crash); stopping a
