@@ -121,6 +121,14 @@ func TestProtocolStateTransitions(t *testing.T) {
 	if next := r.do(stepReq(nil, all...), codes.OK).GetStep(); next.GetState() != pb.EnvironmentStateType_RUNNING {
 		t.Errorf("the step after TERMINATED starts a sequence, got %v", next.GetState())
 	}
+	// ResetWorld reseeds the world's reset stream and ends the sequence.
+	r.do(&pb.EnvironmentRequest{Payload: &pb.EnvironmentRequest_ResetWorld{ResetWorld: &pb.ResetWorldRequest{WorldName: name,
+		Settings: map[string]*pb.Tensor{envrpc.SettingSeed: envrpc.Uint64(9)}}}}, codes.OK)
+	again := r.do(stepReq(nil, all...), codes.OK).GetStep()
+	if want := local.Reset(rand.New(rand.NewPCG(9, 0x656e7672706331))); again.GetState() != pb.EnvironmentStateType_RUNNING ||
+		!slices.Equal(again.GetObservations()[uids[envrpc.ObsState]].GetDoubles().GetArray(), want) {
+		t.Errorf("first step after ResetWorld{seed 9} = %v, want a sequence from %v", again, want)
+	}
 	r.do(&pb.EnvironmentRequest{Payload: &pb.EnvironmentRequest_LeaveWorld{LeaveWorld: &pb.LeaveWorldRequest{}}}, codes.OK)
 	r.do(&pb.EnvironmentRequest{Payload: &pb.EnvironmentRequest_DestroyWorld{DestroyWorld: &pb.DestroyWorldRequest{WorldName: name}}}, codes.OK)
 	resp := r.do(&pb.EnvironmentRequest{Payload: &pb.EnvironmentRequest_DestroyWorld{DestroyWorld: &pb.DestroyWorldRequest{WorldName: name}}}, codes.NotFound)

@@ -51,10 +51,11 @@ func NewServer(makers map[string]MakeWorld) *Server {
 	return &Server{makers: makers, worlds: map[string]*world{}}
 }
 
-// world is a created world and its sequence state; the stream that joined it is the only
-// one that steps it, so only join and leave need the server's lock.
+// world is a created world and its sequence state. Its joined stream steps it under mu, and
+// another stream's ResetWorld takes mu too; join and leave take the server's lock.
 type world struct {
 	World
+	mu      sync.Mutex
 	name    string
 	specs   *pb.ActionObservationSpecs
 	src     *rand.PCG // seeds the resets that bring no seed
@@ -101,6 +102,10 @@ func (ss *session) end() {
 }
 
 func (ss *session) handle(req *pb.EnvironmentRequest) *pb.EnvironmentResponse {
+	if w := ss.joined; w != nil {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+	}
 	var resp pb.EnvironmentResponse
 	var err error
 	switch p := req.Payload.(type) {
@@ -239,6 +244,10 @@ func (ss *session) resetWorld(req *pb.ResetWorldRequest) error {
 	seed, ok, err := set.Seed(SettingSeed)
 	if err != nil {
 		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	if w != ss.joined { // handle holds the joined world's lock
+		w.mu.Lock()
+		defer w.mu.Unlock()
 	}
 	if ok {
 		w.src.Seed(seed, resetStream)
