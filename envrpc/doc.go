@@ -43,10 +43,11 @@
 //
 // # Costs
 //
-// Measured on the 2-core development machine (go test -bench . ./envrpc, one environment,
-// loopback): CartPole 5·10⁶ steps/s in process, 10⁴ remote (one round trip ≈ 95 µs, 227
-// bytes on the wire per step); a tabletop suite 3·10⁴ steps/s in process, 6·10³ remote (620
-// B/step); with two 64×64 cameras 1.9·10³ in process, 1.25·10³ remote (25 kB/step, the
-// frames' 24,576 bytes and framing). The engine steps its environments concurrently, so a
-// pipeline with several environments per worker hides much of the round trip.
+// Measured on the 2-core development machine under load (go test -run XXX -bench .
+// ./envrpc, one environment, loopback): CartPole 3–6·10⁶ steps/s in process, 1.0–1.4·10⁴
+// remote (a round trip of 70–95 µs, 227 bytes on the wire per step); a tabletop suite
+// 3.1–3.6·10⁴ in process, 6·10³ remote (622 B/step); with two 64×64 cameras 2·10³ in
+// process, 1.1–1.5·10³ remote (25.4 kB/step: the frames' 24,576 bytes and framing). The
+// engine steps its environments concurrently, so a pipeline with several environments per
+// worker hides much of the round trip.
 package envrpc

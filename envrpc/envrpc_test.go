@@ -30,6 +30,20 @@ func dial(t testing.TB, cfg envrpc.Config) *envrpc.Env {
 	return e
 }
 
+// restored dials a new client with cfg and restores a's state (MarshalBinary) into it.
+func restored(t *testing.T, a *envrpc.Env, cfg envrpc.Config) *envrpc.Env {
+	t.Helper()
+	state, err := a.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := dial(t, cfg)
+	if err := b.UnmarshalBinary(state); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func world(name string) envrpc.Settings {
 	return envrpc.Settings{envrpc.SettingWorld: envrpc.String(name)}
 }
@@ -161,14 +175,7 @@ func TestStateResumesBitIdentically(t *testing.T) {
 	for i := range 37 {
 		a.Step(act(i))
 	}
-	state, err := a.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := dial(t, cfg)
-	if err := b.UnmarshalBinary(state); err != nil {
-		t.Fatal(err)
-	}
+	b := restored(t, a, cfg)
 	for i := range 60 {
 		ra, rb := a.Step(act(i)), b.Step(act(i))
 		if !slices.Equal(ra.Obs, rb.Obs) || ra.Reward != rb.Reward || ra.Terminated != rb.Terminated || ra.Truncated != rb.Truncated {

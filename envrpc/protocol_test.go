@@ -179,14 +179,7 @@ func TestResumeWithoutStateRestartsEpisode(t *testing.T) {
 	a := dial(t, cfg)
 	a.Reset(rand.New(rand.NewPCG(1, 1)))
 	obs := a.Step([]float64{1}).Obs
-	state, err := a.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := dial(t, cfg)
-	if err := b.UnmarshalBinary(state); err != nil {
-		t.Fatal(err)
-	}
+	b := restored(t, a, cfg)
 	if r := b.Step([]float64{0}); !r.Truncated || !slices.Equal(r.Obs, obs) {
 		t.Fatalf("first step after resume = %+v, want truncated on %v", r, obs)
 	}
