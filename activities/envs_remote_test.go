@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -159,5 +161,35 @@ func TestRemoteEnvWarnsWhenServerReturns(t *testing.T) {
 	warnings := w.take()
 	if len(warnings) != 4 || !strings.Contains(warnings[0], "reconnected") {
 		t.Errorf("warnings = %q, want one reconnection for each of the 4 environments", warnings)
+	}
+}
+
+// TestRemoteOfflineSim checks the world model's offline collector on a remote arm: it steps
+// the server's world, reports success like the in-process simulator, and closes.
+func TestRemoteOfflineSim(t *testing.T) {
+	srv := envrpctest.Start(t)
+	c := tinyCartPole(specs.ModeSync, 1024)
+	c.Env.Remote = &specs.Remote{Addresses: []string{srv.Addr}}
+	sim, err := OfflineSims(c.Env)()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.(io.Closer).Close()
+	n, _, _ := sim.Actions()
+	if n != 2 || sim.ObsDim() != 4 || !sim.HasSuccess() {
+		t.Fatalf("remote cartpole sim: %d actions, obs dim %d, success %v", n, sim.ObsDim(), sim.HasSuccess())
+	}
+	sim.Reset(rand.New(rand.NewPCG(1, 1)))
+	for step := 1; ; step++ {
+		_, r, term, trunc, success := sim.Step([]float64{0})
+		if r != 1 || trunc {
+			t.Fatalf("step %d: reward %v, truncated %v", step, r, trunc)
+		}
+		if term {
+			if success {
+				t.Error("pushing left until the pole falls counts as success")
+			}
+			break
+		}
 	}
 }
