@@ -230,6 +230,7 @@ func TestDialErrors(t *testing.T) {
 	}{
 		{"unknown world", envrpc.Config{Settings: world("libero")}, `unknown world "libero"`},
 		{"bad setting", envrpc.Config{Settings: envrpc.Settings{envrpc.SettingWorld: envrpc.String("cartpole"), "suite": envrpc.String("goal")}}, `unknown setting "suite"`},
+		{"bad type", envrpc.Config{Settings: envrpc.Settings{envrpc.SettingWorld: envrpc.String("tabletop"), envrpc.SettingImageSize: envrpc.String("big")}}, `setting "image_size": a string tensor is not numerical`},
 		{"bad suite", envrpc.Config{Settings: envrpc.TabletopSettings(tabletop.Config{Suite: "kitchen"}, false)}, `unknown suite "kitchen"`},
 		{"frames without pixels", envrpc.Config{Settings: world("cartpole"), Frames: true}, `no observation "frame"`},
 		{"unreachable", envrpc.Config{Address: "127.0.0.1:1", Settings: world("cartpole"), Retry: 200 * time.Millisecond}, "unavailable"},

@@ -52,73 +52,46 @@ func (s Settings) Check(known ...string) error {
 
 // String reads a string scalar.
 func (s Settings) String(key, def string) (string, error) {
-	t, ok := s[key]
-	if !ok {
-		return def, nil
-	}
-	v, err := AsStrings(t)
-	if err == nil && len(v) != 1 {
-		err = fmt.Errorf("%d strings, want one", len(v))
-	}
-	if err != nil {
-		return "", fmt.Errorf("setting %q: %w", key, err)
-	}
-	return v[0], nil
+	return read(s, key, def, func(t *pb.Tensor) (string, error) { return one(AsStrings(t)) })
 }
 
 // Strings reads a string vector.
-func (s Settings) Strings(key string) ([]string, error) {
-	t, ok := s[key]
-	if !ok {
-		return nil, nil
-	}
-	v, err := AsStrings(t)
-	if err != nil {
-		return nil, fmt.Errorf("setting %q: %w", key, err)
-	}
-	return v, nil
-}
+func (s Settings) Strings(key string) ([]string, error) { return read(s, key, nil, AsStrings) }
 
 // Int reads an integer scalar.
 func (s Settings) Int(key string, def int) (int, error) {
+	return read(s, key, def, func(t *pb.Tensor) (int, error) { return one(AsInts(t)) })
+}
+
+// Ints reads an integer vector.
+func (s Settings) Ints(key string) ([]int, error) { return read(s, key, nil, AsInts) }
+
+// Bool reads a bool scalar.
+func (s Settings) Bool(key string) (bool, error) { return read(s, key, false, AsBool) }
+
+// read decodes setting key with conv, def when it is absent.
+func read[T any](s Settings, key string, def T, conv func(*pb.Tensor) (T, error)) (T, error) {
 	t, ok := s[key]
 	if !ok {
 		return def, nil
 	}
-	v, err := AsInts(t)
+	v, err := conv(t)
+	if err != nil {
+		return def, fmt.Errorf("setting %q: %w", key, err)
+	}
+	return v, nil
+}
+
+// one is the only element of a tensor read as a vector.
+func one[T any](v []T, err error) (T, error) {
+	var zero T
 	if err == nil && len(v) != 1 {
-		err = fmt.Errorf("%d integers, want one", len(v))
+		err = fmt.Errorf("%d elements, want one", len(v))
 	}
 	if err != nil {
-		return 0, fmt.Errorf("setting %q: %w", key, err)
+		return zero, err
 	}
 	return v[0], nil
-}
-
-// Ints reads an integer vector.
-func (s Settings) Ints(key string) ([]int, error) {
-	t, ok := s[key]
-	if !ok {
-		return nil, nil
-	}
-	v, err := AsInts(t)
-	if err != nil {
-		return nil, fmt.Errorf("setting %q: %w", key, err)
-	}
-	return v, nil
-}
-
-// Bool reads a bool scalar.
-func (s Settings) Bool(key string) (bool, error) {
-	t, ok := s[key]
-	if !ok {
-		return false, nil
-	}
-	v, err := AsBool(t)
-	if err != nil {
-		return false, fmt.Errorf("setting %q: %w", key, err)
-	}
-	return v, nil
 }
 
 // Seed reads a seed: a uint64 or int64 scalar, read exactly (a seed of NumPy's is often an
