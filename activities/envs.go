@@ -20,37 +20,53 @@ import (
 // draws its delays from its own stream under seed), and the evaluation environment (index
 // workers × envs_per_worker) without latency. A tabletop arm's environments are seen through
 // its features and action chunks, and it evaluates from the suite's fixed initial states
-// (envs_tabletop.go).
+// (envs_tabletop.go). An arm with env "remote" steps its world on the spec's dm_env_rpc
+// servers instead, with the same wrappers and no simulated latency (envs_remote.go); the
+// client logs its warnings (a lost server).
 func EnvFactory(c specs.Config, seed uint64) engine.EnvFactory {
-	return policyEnvFactory(c.Env, c.Policy, specLatency(c.Env.Latency), c.Pipeline.Workers, c.Pipeline.EnvsPerWorker, seed)
+	return envFactory(c, seed, nil)
+}
+
+// envFactory is EnvFactory with the remote environments' warnings sent to warn (nil: the
+// standard logger).
+func envFactory(c specs.Config, seed uint64, warn func(string)) engine.EnvFactory {
+	return policyEnvFactory(c.Env, c.Policy, specLatency(c.Env.Latency), c.Pipeline.Workers, c.Pipeline.EnvsPerWorker, seed, warn)
 }
 
 // LatencyEnvFactory is EnvFactory from its parts: env picks the simulator (MakeSim), lat the
 // simulated latency of the workers × perWorker rollout environments; the policy acts one
 // action at a time.
 func LatencyEnvFactory(env specs.Env, lat testenv.Latency, workers, perWorker int, seed uint64) engine.EnvFactory {
-	return policyEnvFactory(env, specs.Policy{}, lat, workers, perWorker, seed)
+	return policyEnvFactory(env, specs.Policy{}, lat, workers, perWorker, seed, nil)
 }
 
-func policyEnvFactory(env specs.Env, pol specs.Policy, lat testenv.Latency, workers, perWorker int, seed uint64) engine.EnvFactory {
+func policyEnvFactory(env specs.Env, pol specs.Policy, lat testenv.Latency, workers, perWorker int, seed uint64, warn func(string)) engine.EnvFactory {
 	n := workers * perWorker
 	k, execute := pol.Chunk()
 	return func(i int) (engine.Env, error) {
-		raw, err := MakeSim(env)
-		if err != nil {
-			return nil, err
-		}
 		var out engine.Env
-		switch {
-		case i >= n && env.Kind == specs.EnvTabletop:
-			out = simEnv{&fixedInitEnv{Env: raw.(*tabletop.Env), tasks: env.Tasks}}
-		case i >= n:
-			out = simEnv{raw}
-		default:
-			// Environments of one worker step concurrently and a sampler is not safe for
-			// concurrent use, so each has its own, with its worker's slowness.
-			sampler := lat.ForWorker(i/perWorker, workers, seed^(0x9e3779b97f4a7c15*uint64(i+1)))
-			out = simEnv{testenv.WithLatency(raw, sampler, time.Sleep)}
+		var cams frameSource
+		if env.Remote != nil {
+			r, err := dialRemote(env, i, warn)
+			if err != nil {
+				return nil, err
+			}
+			out = r
+			if f := r.Frames(); f != nil {
+				cams = remoteFrames{FrameEnv: f, r: r}
+			}
+			if i >= n && env.Kind == specs.EnvTabletop {
+				out = &fixedInitEnv{Env: r, to: r, tasks: env.Tasks}
+			}
+		} else {
+			raw, err := MakeSim(env)
+			if err != nil {
+				return nil, err
+			}
+			out = localEnv(raw, env, lat, i, n, workers, perWorker, seed)
+			if tt, ok := raw.(*tabletop.Env); ok {
+				cams = tabletopFrames{tt}
+			}
 		}
 		if env.Kind == specs.EnvTabletop {
 			out = &featureEnv{Env: out}
@@ -59,21 +75,40 @@ func policyEnvFactory(env specs.Env, pol specs.Policy, lat testenv.Latency, work
 			out = chunkEnv{Env: out, k: k, execute: execute}
 		}
 		if env.Kind == specs.EnvTabletop && env.Pixels {
-			out = framedEnv{Env: out, cams: raw.(*tabletop.Env)}
+			out = framedEnv{Env: out, cams: cams}
 		}
 		return out, nil
 	}
 }
 
-// MakeSim builds one simulator of the spec's env block: a classic-control task
+// localEnv is environment i of n rollout environments (and the evaluation one after them)
+// on the in-process simulator raw.
+func localEnv(raw testenv.Env, env specs.Env, lat testenv.Latency, i, n, workers, perWorker int, seed uint64) engine.Env {
+	switch {
+	case i >= n && env.Kind == specs.EnvTabletop:
+		return &fixedInitEnv{Env: simEnv{raw}, to: raw.(*tabletop.Env), tasks: env.Tasks}
+	case i >= n:
+		return simEnv{raw}
+	}
+	// Environments of one worker step concurrently and a sampler is not safe for
+	// concurrent use, so each has its own, with its worker's slowness.
+	sampler := lat.ForWorker(i/perWorker, workers, seed^(0x9e3779b97f4a7c15*uint64(i+1)))
+	return simEnv{testenv.WithLatency(raw, sampler, time.Sleep)}
+}
+
+// MakeSim builds one in-process simulator of the spec's env block: a classic-control task
 // (testenv.Make) or a tabletop suite (tabletop.New; the state-vector observation, images
-// rendered only for pixel policies).
+// rendered only for pixel policies). For env "remote" it builds the world's in-process
+// twin, whose shapes the servers' must match.
 func MakeSim(e specs.Env) (testenv.Env, error) {
 	if e.Kind == specs.EnvTabletop {
-		return tabletop.New(tabletop.Config{Suite: e.Suite, Tasks: e.Tasks, ImageSize: e.ImageSize,
-			Cameras: e.Cameras, MaxEpisodeSteps: e.MaxEpisodeSteps})
+		return tabletop.New(tabletopConfig(e))
 	}
 	return testenv.Make(e.Kind, testenv.Options{MaxEpisodeSteps: e.MaxEpisodeSteps})
+}
+
+func tabletopConfig(e specs.Env) tabletop.Config {
+	return tabletop.Config{Suite: e.Suite, Tasks: e.Tasks, ImageSize: e.ImageSize, Cameras: e.Cameras, MaxEpisodeSteps: e.MaxEpisodeSteps}
 }
 
 // specLatency is the spec's latency block as testenv's latency model.
@@ -100,9 +135,17 @@ func (e simEnv) Step(action []float64) engine.StepResult {
 }
 
 // OfflineSims returns the simulator factory CollectOffline records an arm's offline dataset
-// with: the spec's env, without latency (collection is not a throughput measurement).
+// with: the spec's env, without latency (collection is not a throughput measurement); a
+// remote arm's first server.
 func OfflineSims(e specs.Env) func() (worldmodel.Sim, error) {
 	return func() (worldmodel.Sim, error) {
+		if e.Remote != nil {
+			r, err := dialRemote(e, 0, nil)
+			if err != nil {
+				return nil, err
+			}
+			return remoteSim{r}, nil
+		}
 		env, err := MakeSim(e)
 		if err != nil {
 			return nil, err

@@ -45,10 +45,11 @@ func TestTabletopPixelsInCheckpoint(t *testing.T) {
 	if !ok || fe.FrameBytes() != fb {
 		t.Fatalf("tabletop env with pixels: FrameEnv %v, %d bytes; want %d", ok, fe.FrameBytes(), fb)
 	}
-	fx := &fixedInitEnv{Env: mustTabletop(t, c.Env), tasks: []int{0}}
+	tt := mustTabletop(t, c.Env)
+	fx := &fixedInitEnv{Env: simEnv{tt}, to: tt, tasks: []int{0}}
 	fx.Reset(nil)
-	ims := fx.Env.Images()
-	got := (framedEnv{Env: simEnv{fx}, cams: fx.Env}).Frame(nil)
+	ims := tt.Images()
+	got := (framedEnv{Env: fx, cams: tabletopFrames{tt}}).Frame(nil)
 	if len(ims) != 2 || len(got) != fb || !slices.Equal(got[:6144], slices.Concat(ims...)) {
 		t.Fatal("a tabletop frame does not start with its cameras' images")
 	}
@@ -58,7 +59,7 @@ func TestTabletopPixelsInCheckpoint(t *testing.T) {
 			words = append(words, tabletop.Vocabulary()[id])
 		}
 	}
-	if want := "<bos> " + fx.Env.Instruction() + " <eos>"; strings.Join(words, " ") != want {
+	if want := "<bos> " + tt.Instruction() + " <eos>"; strings.Join(words, " ") != want {
 		t.Errorf("the frame's instruction reads %q, want %q", strings.Join(words, " "), want)
 	}
 

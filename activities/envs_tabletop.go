@@ -36,16 +36,22 @@ func (e *featureEnv) Step(action []float64) engine.StepResult {
 // of every task, one trial each). The engine gives each evaluation a fresh environment, so
 // every evaluation starts at n = 0.
 type fixedInitEnv struct {
-	*tabletop.Env
+	engine.Env
+	to    fixedStarts // the simulator beneath, in process or remote
 	tasks []int
 	n     int
+}
+
+// fixedStarts is a simulator that starts an episode from a fixed initial state of a task.
+type fixedStarts interface {
+	ResetTo(task, init int) []float64
 }
 
 func (e *fixedInitEnv) Reset(*rand.Rand) []float64 {
 	t := e.tasks[e.n%len(e.tasks)]
 	i := (e.n / len(e.tasks)) % tabletop.InitStates
 	e.n++
-	return e.ResetTo(t, i)
+	return e.to.ResetTo(t, i)
 }
 
 // chunkEnv runs action chunks: an action is k consecutive actions of the inner environment
@@ -83,18 +89,27 @@ func (e chunkEnv) Step(action []float64) engine.StepResult {
 }
 
 // framedEnv gives a tabletop arm with pixels its frames: the configured cameras' RGB
-// images of the current state (H×W×3 bytes each, cameras in the spec's order), rendered
-// when asked (tabletop renders lazily, once per state), followed by the language
-// instruction as InstructionTokens uint16 little-endian word ids (tabletop.Tokenize:
-// <bos> … <eos>, padded with tabletop.TokenPad; tabletop.Vocabulary() turns them back
-// into words). A step's frame is thus everything a vision-language policy reads besides
-// the proprioception, which is the first 8 values of the state.
+// images of the current state (H×W×3 bytes each, cameras in the spec's order; rendered
+// when asked, as tabletop renders lazily, once per state; a remote world sends them with
+// every step), followed by the language instruction as InstructionTokens uint16
+// little-endian word ids (tabletop.Tokenize: <bos> … <eos>, padded with tabletop.TokenPad;
+// tabletop.Vocabulary() turns them back into words). A step's frame is thus everything a
+// vision-language policy reads besides the proprioception, which is the first 8 values of
+// the state.
 type framedEnv struct {
 	engine.Env
-	cams *tabletop.Env
+	cams frameSource
 }
 
 var _ engine.FrameEnv = framedEnv{}
+
+// frameSource is where the images and the instruction of a framedEnv come from: the
+// simulator beneath the wrappers (in process, or a remote world).
+type frameSource interface {
+	FrameBytes() int         // of the images
+	Frame(dst []byte) []byte // appends the images
+	Instruction() string
+}
 
 // InstructionTokens is the room a frame gives the instruction: the longest instruction of
 // any suite, <bos> and <eos> included.
@@ -108,19 +123,29 @@ var InstructionTokens = func() int {
 	return n
 }()
 
-func (e framedEnv) FrameBytes() int { return e.cams.ImageBytesPerStep() + 2*InstructionTokens }
+func (e framedEnv) FrameBytes() int { return e.cams.FrameBytes() + 2*InstructionTokens }
 
 func (e framedEnv) Frame(dst []byte) []byte {
-	for _, im := range e.cams.Images() {
-		dst = append(dst, im...)
-	}
-	ids := e.cams.InstructionTokens()
+	dst = e.cams.Frame(dst)
+	ids := tabletop.Tokenize(e.cams.Instruction())
 	for i := range InstructionTokens {
 		id := tabletop.TokenPad
 		if i < len(ids) {
 			id = ids[i]
 		}
 		dst = binary.LittleEndian.AppendUint16(dst, uint16(id))
+	}
+	return dst
+}
+
+// tabletopFrames is an in-process suite's images.
+type tabletopFrames struct{ *tabletop.Env }
+
+func (f tabletopFrames) FrameBytes() int { return f.ImageBytesPerStep() }
+
+func (f tabletopFrames) Frame(dst []byte) []byte {
+	for _, im := range f.Images() {
+		dst = append(dst, im...)
 	}
 	return dst
 }

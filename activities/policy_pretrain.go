@@ -127,6 +127,7 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 		if err != nil {
 			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("pretrain policy: create engine: %v", err), ErrTypeBadInput, err)
 		}
+		defer eng.Close()
 		if err := eng.LoadPolicy(params); err != nil {
 			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("pretrain policy: %v", err), ErrTypeBadInput, err)
 		}

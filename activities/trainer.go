@@ -16,6 +16,7 @@ import (
 	"github.com/accerl/accerl/activities/contract"
 	"github.com/accerl/accerl/activities/engine"
 	"github.com/accerl/accerl/activities/telemetry"
+	"github.com/accerl/accerl/envrpc"
 	"github.com/accerl/accerl/runstate"
 	"github.com/accerl/accerl/runstore"
 	"github.com/accerl/accerl/specs"
@@ -51,6 +52,11 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 		// crashing the worker process.
 		if r := recover(); r != nil {
 			err = temporal.NewNonRetryableApplicationError(fmt.Sprintf("train segment %d panicked: %v", in.Segment, r), ErrTypeBadInput, nil)
+			if e, ok := r.(error); ok && errors.Is(e, envrpc.ErrUnavailable) {
+				// A remote environment lost its server for good (while evaluating): a retry
+				// may find it back.
+				err = temporal.NewApplicationErrorWithCause(fmt.Sprintf("train segment %d: %v", in.Segment, e), ErrTypeTraining, e)
+			}
 		}
 	}()
 	if in.Updates <= 0 {
@@ -75,10 +81,15 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 	if cfg.WorldModel.Enabled && in.Horizon > 0 {
 		cfg.WorldModel.Horizon = in.Horizon
 	}
-	eng, err := engine.New(cfg, snap, EnvFactory(in.Config, in.Seed))
+	var envWarn envWarnings
+	eng, err := engine.New(cfg, snap, envFactory(in.Config, in.Seed, envWarn.add))
+	if errors.Is(err, envrpc.ErrUnavailable) {
+		return res, temporal.NewApplicationErrorWithCause(fmt.Sprintf("create engine: %v", err), ErrTypeTraining, err)
+	}
 	if err != nil {
 		return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("create engine: %v", err), ErrTypeBadInput, err)
 	}
+	defer eng.Close()
 	if snap == nil && cfg.WorldModel.Enabled && in.WorldModelState != "" {
 		state, err := loadWorldModelState(in.WorldModelState)
 		if err != nil {
@@ -176,7 +187,7 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 		Horizon:          stats.Horizon,
 		WMValLoss:        stats.WMValLoss,
 		HasWMValLoss:     stats.WMValUpdates > 0,
-		Warnings:         warnings,
+		Warnings:         append(warnings, envWarn.take()...),
 	}
 	if eval != nil {
 		res.EvalReturn, res.HasEval = eval.Mean(), true

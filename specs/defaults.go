@@ -102,7 +102,7 @@ const (
 )
 
 func envKinds() []string {
-	return []string{EnvCartPole, EnvAcrobot, EnvPendulum, EnvMountainCarContinuous, EnvTabletop}
+	return []string{EnvCartPole, EnvAcrobot, EnvPendulum, EnvMountainCarContinuous, EnvTabletop, EnvRemote}
 }
 
 func latencyKinds() []string { return []string{LatencyNone, LatencyConstant, LatencyLognormal} }

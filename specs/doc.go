@@ -63,6 +63,13 @@
 //	      slow_factor   = 3.0     # slow workers' latency multiplier, >= 1
 //	    }
 //	  }
+//	  # or stepped on dm_env_rpc servers (`accerl envserver`), in place of the env block above:
+//	  # env "remote" {
+//	  #   address  = "127.0.0.1:7000"    # host:port; or addresses = [...], env i on addresses[i mod n]
+//	  #   world    = "tabletop"          # a kind above; the arm follows that kind's rules
+//	  #   settings = { suite = "spatial" } # tabletop: its attributes above; other worlds: none
+//	  #   max_episode_steps = 220        # as above; no latency block (the servers' is real)
+//	  # }
 //
 //	  policy {
 //	    action     = "categorical" # categorical | tokens | gaussian

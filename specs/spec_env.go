@@ -33,7 +33,8 @@ const pathEnvKind = blockEnv + "." + attrKind
 // Env selects the environment each rollout worker simulates.
 type Env struct {
 	// Kind is the env block's label, one of EnvCartPole, EnvAcrobot,
-	// EnvPendulum, EnvMountainCarContinuous.
+	// EnvPendulum, EnvMountainCarContinuous, EnvTabletop; for env "remote", the world
+	// its servers simulate (spec_remote.go).
 	Kind string `json:"kind"`
 	// MaxEpisodeSteps truncates an episode after this many steps. In a
 	// resolved Experiment it is always >= 1: when no block of the arm sets
@@ -60,6 +61,10 @@ type Env struct {
 	// observation, for pixel policies and world models. Rendering costs simulator time
 	// (about 20× a physics step at 64×64). Omitted from the JSON while false.
 	Pixels bool `json:"pixels,omitempty"`
+
+	// Remote, when set, steps the environments on dm_env_rpc servers (env "remote") instead
+	// of in process; nil, and absent from the JSON, for a local env.
+	Remote *Remote `json:"remote,omitempty"`
 }
 
 // Latency is the simulated duration of one simulator step.
@@ -105,6 +110,11 @@ var latencySchema = &hcl.BodySchema{
 // decodeEnv applies an env block (label: kind) onto e.
 func (d *decoder) decodeEnv(block *hcl.Block, e *Env) {
 	kind, kindRange := block.Labels[0], block.LabelRanges[0]
+	if kind == EnvRemote {
+		d.decodeRemote(block, e)
+		return
+	}
+	e.Remote = nil // a local env block replaces an inherited remote one
 	if _, known := DefaultMaxEpisodeSteps(kind); known {
 		e.Kind = kind
 		d.src.record(pathEnvKind, kindRange)

@@ -73,6 +73,7 @@ func checkArm(arm Arm, src *sources) hcl.Diagnostics {
 	}
 	checkActionHead(c, src, add)
 	checkTabletop(c, src, add)
+	checkRemote(c, src, add)
 	checkPretrain(c, src, add)
 	if a := c.Algorithm; a.AnnealLR && a.LRSchedule != LRScheduleConstant && int64(a.WarmupUpdates) >= c.TotalUpdates() {
 		add(src.blame(pathWarmup, pathEnvSteps, pathAnnealLR), "Warmup longer than the run",

@@ -55,7 +55,7 @@ type Engine struct {
 // New builds an engine from cfg, stepping the environments makeEnv makes. With snap == nil
 // it starts fresh from cfg.Seed; otherwise it continues exactly where the engine that
 // produced snap stopped (snap must come from the same configuration and environments).
-func New(cfg Config, snap *Snapshot, makeEnv EnvFactory) (*Engine, error) {
+func New(cfg Config, snap *Snapshot, makeEnv EnvFactory) (_ *Engine, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("new engine: %w", err)
 	}
@@ -64,6 +64,11 @@ func New(cfg Config, snap *Snapshot, makeEnv EnvFactory) (*Engine, error) {
 	}
 	cfg.Policy.Hidden = slices.Clone(cfg.Policy.Hidden)
 	e := &Engine{cfg: cfg, makeEnv: makeEnv}
+	defer func() {
+		if err != nil {
+			e.Close() // the environments made so far
+		}
+	}()
 	n := cfg.NumEnvs()
 	for i := range n {
 		env, err := makeEnv(i)
@@ -135,6 +140,16 @@ func New(cfg Config, snap *Snapshot, makeEnv EnvFactory) (*Engine, error) {
 
 // Config returns the engine's configuration.
 func (e *Engine) Config() Config { return e.cfg }
+
+// Close closes the engine's environments that hold resources (see [Env]). Call it when done
+// with the engine, never during Run.
+func (e *Engine) Close() error {
+	var errs []error
+	for _, s := range e.slots {
+		errs = append(errs, CloseEnv(s.env))
+	}
+	return errors.Join(errs...)
+}
 
 // PolicyVersion returns the version of the trainer's current parameters.
 func (e *Engine) PolicyVersion() int64 { return e.tr.version }

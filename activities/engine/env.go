@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding"
+	"io"
 	"math/rand/v2"
 )
 
@@ -39,7 +40,9 @@ type StepResult struct {
 
 // Env is the environment interface the engine steps. The engine owns it; whoever builds an
 // engine passes an [EnvFactory] that makes them (package activities adapts testenv's
-// simulators; a remote simulator can satisfy it just as well).
+// simulators; a remote simulator can satisfy it just as well). An Env that holds resources
+// (a connection) also implements io.Closer: Engine.Close closes the engine's, and Evaluate
+// the one it plays.
 type Env interface {
 	// ObsDim returns the observation length.
 	ObsDim() int
@@ -76,3 +79,12 @@ type FrameEnv interface {
 // independent environment; all of an engine's environments must have the same observation
 // width and action space.
 type EnvFactory func(index int) (Env, error)
+
+// CloseEnv closes env if it holds resources (io.Closer); wrappers of an Env call it to pass
+// Close on.
+func CloseEnv(env Env) error {
+	if c, ok := env.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}

@@ -73,6 +73,7 @@ func (e *Engine) Evaluate(episodes int, seed uint64, greedy bool) (EvalResult, e
 	if err != nil {
 		return res, fmt.Errorf("evaluate: %w", err)
 	}
+	defer CloseEnv(env)
 	p := e.tr.model().Clone()
 	rng := rand.New(rand.NewPCG(seed, streamEval))
 	sh := e.shape

@@ -179,6 +179,9 @@ func collect(ctx context.Context, cfg CollectConfig, dir string, makeSim func() 
 	if err != nil {
 		return DatasetInfo{}, err
 	}
+	if c, ok := env.(io.Closer); ok {
+		defer c.Close() // a remote simulator's connection
+	}
 	n, low, _ := env.Actions()
 	dims := len(low)
 	if n > 0 {

@@ -39,6 +39,8 @@ Commands:
   export DIR        write runs' metrics and episodes as Parquet (nulls, not NaN) or TensorBoard files
   worker            run a worker only (joins an existing Temporal server via --temporal)
   server            run the embedded Temporal server and its Web UI only
+  envserver         serve accerl's simulators over dm_env_rpc (gRPC) for env "remote" blocks
+                    and Python clients (--listen 127.0.0.1:7000; loopback only unless --insecure)
   bench throughput  measure async vs sync env steps/s on the same slow-simulator workload
   bench learn       train named learning checks (cartpole-ppo, acrobot-gipo, ...) over seeds
   bench sample-efficiency
@@ -110,6 +112,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdWorker(ctx, rest, stdout, stderr)
 	case "server":
 		return cmdServer(ctx, rest, stdout, stderr)
+	case "envserver":
+		return cmdEnvServer(ctx, rest, stdout, stderr)
 	case "bench":
 		return cmdBench(ctx, rest, stdout, stderr)
 	case "render":

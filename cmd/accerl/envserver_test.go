@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/accerl/accerl/envrpc"
+)
+
+func TestEnvServerRefusesNonLoopback(t *testing.T) {
+	status, _, stderr := runArgs(t, "envserver", "--listen", "0.0.0.0:7000")
+	if status != 1 || !strings.Contains(stderr, "not loopback") || !strings.Contains(stderr, "--insecure") {
+		t.Errorf("envserver --listen 0.0.0.0:7000: status %d, stderr %q; want 1 and a refusal naming --insecure", status, stderr)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer a command writes while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestEnvServerServesWorlds starts `accerl envserver` on a free port, steps a CartPole on it
+// and stops it with the context, as Ctrl-C does.
+func TestEnvServerServesWorlds(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errOut lockedBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"envserver", "--listen", "127.0.0.1:0"}, &out, &errOut) }()
+	addrRE := regexp.MustCompile(`on (127\.0\.0\.1:\d+)\.`)
+	var addr string
+	for deadline := time.Now().Add(20 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if m := addrRE.FindStringSubmatch(out.String()); m != nil {
+			addr = m[1]
+		}
+	}
+	if addr == "" {
+		t.Fatalf("no address in the output %q (stderr %q)", out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "tabletop") {
+		t.Errorf("output %q does not list the tabletop world", out.String())
+	}
+	e, err := envrpc.Dial(ctx, envrpc.Config{Address: addr, Settings: envrpc.Settings{envrpc.SettingWorld: envrpc.String("cartpole")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	e.Reset(rand.New(rand.NewPCG(1, 1)))
+	if r := e.Step([]float64{1}); len(r.Obs) != 4 || r.Reward != 1 {
+		t.Errorf("step = %+v", r)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("envserver after cancel: %v", err)
+	}
+}
