@@ -277,10 +277,5 @@ func TrainVLA(cfg VLAConfig, demos []ImageDemo) (*VLAModel, VLATrainResult, erro
 	if err != nil {
 		return nil, VLATrainResult{}, err
 	}
-	for !t.Done() {
-		if _, err := t.Epoch(); err != nil {
-			return nil, t.Result(), err
-		}
-	}
-	return t.Model(), t.Result(), nil
+	return runEpochs(t)
 }
