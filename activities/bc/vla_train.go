@@ -34,15 +34,18 @@ type VLAConfig struct {
 	Seed           uint64
 }
 
-// DefaultVLAConfig is the size that trains on the spatial suite's 50
-// demonstrations per task within about 15 minutes on a 2-core CPU: width
-// 64, 2 layers of 2 heads, both cameras at 32×32 in 8×8 patches (as
-// [vla.SmallConfig]), chunk 8 / execute 4 as the state policy, 5 epochs of
-// batch 32.
+// DefaultVLAConfig is the measured pixel recipe: width 64, 2 layers of 2
+// heads, both cameras at 32×32 in 8×8 patches (as [vla.SmallConfig]),
+// chunk 8 / execute 4 as the state policy, 6 epochs of batch 32 at
+// learning rate 3e-3. On the spatial suite with 50 DART demonstrations per
+// task (seed 1) it reaches greedy success 0.246 over all 50 fixed initial
+// states of the ten tasks (`accerl bench bc --policy vla --init-states
+// 50`; the state policy gets 0.364), training at 120–270 samples/s on a
+// 2-core CPU (22 minutes loaded, about 11 idle).
 func DefaultVLAConfig() VLAConfig {
 	return VLAConfig{ImageSize: 32, Patch: 8, Cameras: []string{tabletop.CameraAgentview, tabletop.CameraWrist},
 		Dim: 64, Layers: 2, Heads: 2, MLPRatio: 4, Chunk: 8, Execute: 4,
-		Epochs: 5, Batch: 32, LR: 1e-3, MaxGradNorm: 1, Seed: 1}
+		Epochs: 6, Batch: 32, LR: 3e-3, MaxGradNorm: 1, Seed: 1}
 }
 
 // cameras returns the configured cameras, or the tabletop default.
