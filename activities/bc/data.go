@@ -31,10 +31,38 @@ type CollectInput struct {
 // dropped; more than 4·PerTask attempts for a task is an error.
 func Collect(in CollectInput) ([]Demo, error) {
 	var out []Demo
+	var d Demo
+	err := playExpert(in, tabletop.Config{Suite: in.Suite}, demoRecorder{
+		begin: func(env *tabletop.Env) { d = Demo{Task: env.Task()} },
+		step: func(_ *tabletop.Env, obs, a []float64) {
+			d.Obs = append(d.Obs, obs)
+			d.Actions = append(d.Actions, a)
+		},
+		keep: func() { out = append(out, d) },
+	})
+	return out, err
+}
+
+// demoRecorder receives playExpert's episodes: begin after each reset, step
+// with the observation before each step and the expert's noise-free action
+// at it, keep when the episode succeeded (a failed one is just dropped).
+type demoRecorder struct {
+	begin func(env *tabletop.Env)
+	step  func(env *tabletop.Env, obs, action []float64)
+	keep  func()
+}
+
+// playExpert is Collect's loop on environments built from envCfg (its Suite
+// and Tasks are in's), reporting every episode to rec. The environments'
+// rendering does not touch the random streams, so the episodes are the same
+// whatever envCfg's cameras and image size.
+func playExpert(in CollectInput, envCfg tabletop.Config, rec demoRecorder) error {
 	for _, task := range in.Tasks {
-		env, err := tabletop.New(tabletop.Config{Suite: in.Suite, Tasks: []int{task}})
+		cfg := envCfg
+		cfg.Suite, cfg.Tasks = in.Suite, []int{task}
+		env, err := tabletop.New(cfg)
 		if err != nil {
-			return nil, fmt.Errorf("collect demos: %w", err)
+			return fmt.Errorf("collect demos: %w", err)
 		}
 		rng := rand.New(rand.NewPCG(in.Seed, uint64(task)))
 		x := tabletop.NewExpert(in.Seed ^ uint64(task)<<32)
@@ -42,14 +70,13 @@ func Collect(in CollectInput) ([]Demo, error) {
 		got := 0
 		for attempt := 0; got < in.PerTask; attempt++ {
 			if attempt >= 4*in.PerTask {
-				return nil, fmt.Errorf("collect demos: task %d: %d successes in %d attempts", task, got, attempt)
+				return fmt.Errorf("collect demos: task %d: %d successes in %d attempts", task, got, attempt)
 			}
-			d := Demo{Task: task}
 			obs := env.Reset(rng)
+			rec.begin(env)
 			for {
 				a := x.Act(env)
-				d.Obs = append(d.Obs, obs)
-				d.Actions = append(d.Actions, a)
+				rec.step(env, obs, a)
 				exec := append([]float64(nil), a...)
 				for i := range 6 {
 					exec[i] = math.Max(-1, math.Min(1, exec[i]+in.Noise*rng.NormFloat64()))
@@ -58,7 +85,7 @@ func Collect(in CollectInput) ([]Demo, error) {
 				obs, _, term, trunc = env.Step(exec)
 				if term || trunc {
 					if term {
-						out = append(out, d)
+						rec.keep()
 						got++
 					}
 					break
@@ -66,7 +93,7 @@ func Collect(in CollectInput) ([]Demo, error) {
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // FeatureDim is the width of [Features]: the observation and one

@@ -24,4 +24,14 @@
 //   - Evaluation: [Evaluate] runs the greedy policy (the mean) from each
 //     task's fixed initial states, all episodes in lockstep with one
 //     batched forward pass per step.
+//
+// The same demonstrations also train a pixel policy, the micro-VLA of
+// package kernels/vla ([VLAConfig], [TrainVLA]): [CollectImages] records
+// the camera images (rendered at the policy's size), instruction and
+// proprioception before every expert step; each action of the chunk
+// a_t … a_{t+K−1} becomes 7 tokens of [ActionBins] = 256 bins over [−1, 1]
+// (at most 1/256 from the value), so the transformer writes 7·K tokens per
+// query; it is trained by teacher-forced token cross-entropy and plays by
+// greedy KV-cached decoding ([VLAActor], evaluated by [EvaluateEnv] on
+// environments rendering what it reads).
 package bc

@@ -34,11 +34,19 @@ type EvalResult struct {
 // (tabletop.Env.ResetTo) of each task, every episode to success or the
 // suite's step limit, all in lockstep.
 func Evaluate(actor Actor, suite string, tasks []int, inits int) (EvalResult, error) {
+	return EvaluateEnv(actor, tabletop.Config{Suite: suite}, tasks, inits)
+}
+
+// EvaluateEnv is Evaluate on environments of envCfg (its Tasks replaced by
+// each task in turn): the image size and cameras a pixel policy reads.
+func EvaluateEnv(actor Actor, envCfg tabletop.Config, tasks []int, inits int) (EvalResult, error) {
 	var envs []*tabletop.Env
 	var obs [][]float64
 	for _, t := range tasks {
 		for i := range inits {
-			e, err := tabletop.New(tabletop.Config{Suite: suite, Tasks: []int{t}})
+			cfg := envCfg
+			cfg.Tasks = []int{t}
+			e, err := tabletop.New(cfg)
 			if err != nil {
 				return EvalResult{}, fmt.Errorf("bc evaluate: %w", err)
 			}
@@ -112,11 +120,11 @@ func (x *ExpertActor) Act(envs []*tabletop.Env, obs [][]float64, need []int, out
 // Actor returns an Actor that plays m greedily (the gaussian mean),
 // querying it every m.Execute steps per environment and running the
 // chunk's actions in order in between.
-func (m *Model) Actor() Actor { return &modelActor{m: m, queue: map[*tabletop.Env][][]float64{}} }
+func (m *Model) Actor() Actor { return &modelActor{m: m} }
 
 type modelActor struct {
 	m     *Model
-	queue map[*tabletop.Env][][]float64 // pending actions per environment
+	queue chunkQueue
 	feat  []float64
 	row   []float64
 	mean  []float64
@@ -124,16 +132,7 @@ type modelActor struct {
 }
 
 func (a *modelActor) Act(envs []*tabletop.Env, obs [][]float64, need []int, out [][]float64) {
-	var ask []int
-	for _, i := range need {
-		if envs[i].Steps() == 0 {
-			delete(a.queue, envs[i]) // a new episode
-		}
-		if len(a.queue[envs[i]]) == 0 {
-			ask = append(ask, i)
-		}
-	}
-	if len(ask) > 0 {
+	if ask := a.queue.empty(envs, need); len(ask) > 0 {
 		p := a.m.Policy
 		ad := p.EnvActionDims()
 		a.feat = a.feat[:0]
@@ -151,13 +150,43 @@ func (a *modelActor) Act(envs []*tabletop.Env, obs [][]float64, need []int, out 
 				off := r*ad + k*tabletop.ActionDim
 				q = append(q, append([]float64(nil), a.env[off:off+tabletop.ActionDim]...))
 			}
-			a.queue[envs[i]] = q
+			a.queue.set(envs[i], q)
 		}
 	}
+	a.queue.pop(envs, need, out)
+}
+
+// chunkQueue holds each environment's actions still to run of its last
+// predicted chunk.
+type chunkQueue map[*tabletop.Env][][]float64
+
+// empty drops the queues of environments that started a new episode and
+// returns the indices in need whose queue is empty: those to query.
+func (q *chunkQueue) empty(envs []*tabletop.Env, need []int) []int {
+	if *q == nil {
+		*q = chunkQueue{}
+	}
+	var ask []int
 	for _, i := range need {
-		q := a.queue[envs[i]]
-		copy(out[i], q[0])
-		a.queue[envs[i]] = q[1:]
+		if envs[i].Steps() == 0 {
+			delete(*q, envs[i]) // a new episode
+		}
+		if len((*q)[envs[i]]) == 0 {
+			ask = append(ask, i)
+		}
+	}
+	return ask
+}
+
+// set queues actions for env.
+func (q chunkQueue) set(env *tabletop.Env, actions [][]float64) { q[env] = actions }
+
+// pop writes the next queued action of every environment in need to out.
+func (q chunkQueue) pop(envs []*tabletop.Env, need []int, out [][]float64) {
+	for _, i := range need {
+		a := q[envs[i]]
+		copy(out[i], a[0])
+		q[envs[i]] = a[1:]
 	}
 }
 

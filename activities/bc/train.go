@@ -81,12 +81,27 @@ func Train(cfg Config, demos []Demo) (*Model, TrainResult, error) {
 	if err != nil {
 		return nil, TrainResult{}, err
 	}
-	for !tr.Done() {
-		if _, err := tr.Epoch(); err != nil {
-			return nil, tr.Result(), err
+	return runEpochs(tr)
+}
+
+// epochTrainer is what runEpochs drives: Trainer and VLATrainer.
+type epochTrainer[M, R any] interface {
+	Done() bool
+	Epoch() (float64, error)
+	Model() M
+	Result() R
+}
+
+// runEpochs runs t's remaining epochs and returns its model and result (the
+// zero model, and the result so far, on an error).
+func runEpochs[M, R any](t epochTrainer[M, R]) (M, R, error) {
+	for !t.Done() {
+		if _, err := t.Epoch(); err != nil {
+			var zero M
+			return zero, t.Result(), err
 		}
 	}
-	return tr.Model(), tr.Result(), nil
+	return t.Model(), t.Result(), nil
 }
 
 // Trainer trains a Model epoch by epoch, so that a caller can checkpoint

@@ -35,20 +35,41 @@ type bcTaskSuccess struct {
 	Episodes    int     `json:"episodes"`
 }
 
+// bcBenchFlags are the flags of `bench bc` that both policies read.
+type bcBenchFlags struct {
+	suite   string
+	tasks   []int
+	perTask int
+	noise   float64
+	inits   int
+	seed    uint64
+	jsonOut string
+}
+
 // benchBC measures the behaviour-cloning warm start on a tabletop suite: expert
-// demonstrations, a state-based policy trained on them (activities/bc's recipe), and its
-// greedy success from the fixed initial states of every task.
+// demonstrations, a policy trained on them (activities/bc's recipe: the state-based MLP, or
+// with --policy vla the micro-VLA from pixels), and its greedy success from the fixed initial
+// states of every task.
 func benchBC(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	def := bc.DefaultConfig()
-	fs := newFlagSet("bench bc", "bench bc [flags]   — clone the scripted expert of a tabletop suite into a state-based policy (behaviour cloning, the warm start before RL) and measure its success from the fixed initial states", stderr)
+	def, vdef := bc.DefaultConfig(), bc.DefaultVLAConfig()
+	fs := newFlagSet("bench bc", "bench bc [flags]   — clone the scripted expert of a tabletop suite into a policy (behaviour cloning, the warm start before RL) and measure its success from the fixed initial states", stderr)
+	policy := fs.String("policy", "mlp", "policy to clone into: mlp (state-based MLP on the observation vector and object offsets) or vla (the micro-VLA transformer reading camera images, the instruction and proprio, actions as 256-bin tokens; ~100× the training cost)")
 	suite := fs.String("suite", tabletop.SuiteSpatial, "tabletop suite: "+strings.Join(tabletop.Suites(), ", "))
 	perTask := fs.Int("demos", tabletop.DemosPerTask, "successful expert demonstrations per task (LIBERO: 50); more cover more of the initial-state distribution")
 	noise := fs.Float64("noise", 0.1, "DART execution noise σ on the motion dimensions during demonstrations (labels stay noise-free); 0 replays the expert exactly, which leaves the policy no examples of recovering")
 	inits := fs.Int("init-states", 10, fmt.Sprintf("fixed initial states per task to evaluate from, 1..%d (the protocol's full count is %d)", tabletop.InitStates, tabletop.InitStates))
-	epochs := fs.Int("epochs", def.Epochs, "passes over the demonstrations")
-	chunk := fs.Int("chunk", def.Chunk, "future actions one query predicts (action chunking); 1 is single-step BC")
+	epochs := fs.Int("epochs", 0, fmt.Sprintf("passes over the demonstrations; 0 is the policy's default (mlp %d, vla %d)", def.Epochs, vdef.Epochs))
+	batch := fs.Int("batch", 0, fmt.Sprintf("minibatch size; 0 is the policy's default (mlp %d, vla %d)", def.Batch, vdef.Batch))
+	lr := fs.Float64("lr", 0, fmt.Sprintf("Adam's initial learning rate, decayed linearly to a tenth; 0 is the policy's default (mlp %g, vla %g)", def.LR, vdef.LR))
+	chunk := fs.Int("chunk", def.Chunk, "future actions one query predicts (action chunking); 1 is single-step BC; vla decodes 7 tokens per action, so its cost grows with it")
 	execute := fs.Int("execute", def.Execute, "actions of each chunk run before the policy is queried again, 1..chunk")
 	seed := fs.Uint64("seed", def.Seed, "seed of the demonstrations, the initial weights and the minibatch order")
+	dim := fs.Int("dim", vdef.Dim, "vla: transformer width; the cost per token grows about quadratically with it")
+	layers := fs.Int("layers", vdef.Layers, "vla: transformer blocks; the cost grows linearly with them")
+	heads := fs.Int("heads", vdef.Heads, "vla: attention heads per block; must divide --dim")
+	patch := fs.Int("patch", vdef.Patch, "vla: patch side in pixels; must divide --image-size, and each camera gives (image-size/patch)² tokens")
+	imageSize := fs.Int("image-size", vdef.ImageSize, "vla: camera image side in pixels, a power of two 16..256; larger shows more detail at more tokens and rendering")
+	cameras := fs.String("cameras", strings.Join(vdef.Cameras, ","), "vla: comma-separated cameras the policy sees, of "+strings.Join(tabletop.Cameras(), ", "))
 	jsonOut := fs.String("json", "", "also write the results to this JSON file")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -59,12 +80,42 @@ func benchBC(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *inits < 1 || *inits > tabletop.InitStates || *perTask < 1 {
 		return fmt.Errorf("bench bc: --init-states must be in 1..%d and --demos at least 1", tabletop.InitStates)
 	}
-	cfg := def
-	cfg.Epochs, cfg.Chunk, cfg.Execute, cfg.Seed = *epochs, *chunk, *execute, *seed
-	tasks := make([]int, tabletop.TaskCount(*suite))
-	for i := range tasks {
-		tasks[i] = i
+	if *epochs < 0 || *batch < 0 || *lr < 0 {
+		return fmt.Errorf("bench bc: --epochs, --batch and --lr must not be negative")
 	}
+	common := bcBenchFlags{suite: *suite, perTask: *perTask, noise: *noise, inits: *inits, seed: *seed, jsonOut: *jsonOut}
+	common.tasks = make([]int, tabletop.TaskCount(*suite))
+	for i := range common.tasks {
+		common.tasks[i] = i
+	}
+	orDefault := func(v, d int) int {
+		if v == 0 {
+			return d
+		}
+		return v
+	}
+	switch *policy {
+	case "vla":
+		cfg := vdef
+		cfg.ImageSize, cfg.Patch, cfg.Cameras = *imageSize, *patch, strings.Split(*cameras, ",")
+		cfg.Dim, cfg.Layers, cfg.Heads = *dim, *layers, *heads
+		cfg.Chunk, cfg.Execute, cfg.Seed = *chunk, *execute, *seed
+		cfg.Epochs, cfg.Batch = orDefault(*epochs, vdef.Epochs), orDefault(*batch, vdef.Batch)
+		if *lr > 0 {
+			cfg.LR = *lr
+		}
+		return benchBCVLA(ctx, common, cfg, stdout)
+	case "mlp":
+	default:
+		return fmt.Errorf("bench bc: unknown --policy %q (known: mlp, vla)", *policy)
+	}
+	cfg := def
+	cfg.Chunk, cfg.Execute, cfg.Seed = *chunk, *execute, *seed
+	cfg.Epochs, cfg.Batch = orDefault(*epochs, def.Epochs), orDefault(*batch, def.Batch)
+	if *lr > 0 {
+		cfg.LR = *lr
+	}
+	tasks := common.tasks
 	fmt.Fprintf(stdout, "%s: %d DART demonstrations per task (noise %g), chunk %d / execute %d, %d epochs\n", *suite, *perTask, *noise, cfg.Chunk, cfg.Execute, cfg.Epochs)
 	start := time.Now()
 	demos, err := bc.Collect(bc.CollectInput{Suite: *suite, Tasks: tasks, PerTask: *perTask, Noise: *noise, Seed: *seed})
@@ -87,14 +138,7 @@ func benchBC(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	res := bcBenchResult{Suite: *suite, PerTask: *perTask, DemoNoise: *noise, DemoSteps: tr.Samples, InitStates: *inits, Config: cfg,
 		FinalLoss: tr.FinalLoss, Params: tr.NumParams, SuccessRate: ev.SuccessRate, TrainS: trainS, EvalS: time.Since(t0).Seconds()}
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tSUCCESS\tEPISODES\tINSTRUCTION")
-	for _, t := range ev.Tasks {
-		ins := tabletop.Instruction(*suite, t.Task)
-		res.Tasks = append(res.Tasks, bcTaskSuccess{Task: t.Task, Instruction: ins, SuccessRate: t.Rate(), Episodes: t.Episodes})
-		fmt.Fprintf(tw, "%d\t%.0f%%\t%d\t%s\n", t.Task, 100*t.Rate(), t.Episodes, ins)
-	}
-	if err := tw.Flush(); err != nil {
+	if res.Tasks, err = printBCTasks(stdout, *suite, ev); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "\n%s: greedy BC success %.1f%% over %d tasks × %d initial states (evaluation %.0fs)\n", *suite, 100*ev.SuccessRate, len(tasks), *inits, res.EvalS)
@@ -102,4 +146,17 @@ func benchBC(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return writeJSONFile(*jsonOut, res)
 	}
 	return nil
+}
+
+// printBCTasks prints the per-task success table of ev and returns its rows for the JSON.
+func printBCTasks(stdout io.Writer, suite string, ev bc.EvalResult) ([]bcTaskSuccess, error) {
+	var rows []bcTaskSuccess
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TASK\tSUCCESS\tEPISODES\tINSTRUCTION")
+	for _, t := range ev.Tasks {
+		ins := tabletop.Instruction(suite, t.Task)
+		rows = append(rows, bcTaskSuccess{Task: t.Task, Instruction: ins, SuccessRate: t.Rate(), Episodes: t.Episodes})
+		fmt.Fprintf(tw, "%d\t%.0f%%\t%d\t%s\n", t.Task, 100*t.Rate(), t.Episodes, ins)
+	}
+	return rows, tw.Flush()
 }

@@ -66,6 +66,13 @@ type vlaConfigJSON struct {
 	PrefixLen  int `json:"prefix_len"`
 }
 
+// vlaConfigToJSON is c's sizes in the JSON shape.
+func vlaConfigToJSON(c vla.Config) vlaConfigJSON {
+	return vlaConfigJSON{ImageSize: c.ImageSize, Patch: c.Patch, Cameras: c.Cameras, Dim: c.Dim, Layers: c.Layers, Heads: c.Heads,
+		MLPRatio: c.MLPRatio, MaxInstr: c.MaxInstr, WordVocab: c.WordVocab, VocabSize: c.VocabSize, ActionDims: c.ActionDims,
+		Bins: c.Bins, ProprioDim: c.ProprioDim, PrefixLen: c.PrefixLen()}
+}
+
 // vlaActJSON is the mean latency of one Act call on a batch.
 type vlaActJSON struct {
 	Batch       int     `json:"batch"`
@@ -131,9 +138,7 @@ func benchVLA(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 func vlaResult(preset string, r vla.BenchResult, wall time.Duration) vlaBenchResult {
 	c := r.Config
 	res := vlaBenchResult{Preset: preset,
-		Config: vlaConfigJSON{ImageSize: c.ImageSize, Patch: c.Patch, Cameras: c.Cameras, Dim: c.Dim, Layers: c.Layers, Heads: c.Heads,
-			MLPRatio: c.MLPRatio, MaxInstr: c.MaxInstr, WordVocab: c.WordVocab, VocabSize: c.VocabSize, ActionDims: c.ActionDims,
-			Bins: c.Bins, ProprioDim: c.ProprioDim, PrefixLen: c.PrefixLen()},
+		Config: vlaConfigToJSON(c),
 		Params: r.Params, ParamBytes: r.ParamBytes, TrainableSlim: r.TrainableSlim, TrainableFull: r.TrainableFull,
 		TrainBytesSlim: r.TrainBytesSlim, TrainBytesFull: r.TrainBytesFull,
 		SlimMemoryRatio: float64(r.TrainBytesSlim) / float64(r.TrainBytesFull),

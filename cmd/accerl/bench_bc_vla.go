@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/accerl/accerl/activities/bc"
+)
+
+// bcVLABenchResult is `bench bc --policy vla`'s JSON.
+type bcVLABenchResult struct {
+	Suite      string        `json:"suite"`
+	Policy     string        `json:"policy"`
+	PerTask    int           `json:"demos_per_task"`
+	DemoNoise  float64       `json:"demo_execution_noise"`
+	DemoSteps  int           `json:"demo_steps"`
+	InitStates int           `json:"init_states_per_task"`
+	Config     bc.VLAConfig  `json:"config"`
+	Model      vlaConfigJSON `json:"model"`
+	Params     int           `json:"params"`
+	Trainable  int           `json:"trainable"`
+	// InitialLoss, EpochLoss and FinalLoss are the mean cross-entropy per action token in nats
+	// (log 256 = 5.55 is the uniform head); EpochAccuracy the share of tokens whose
+	// teacher-forced argmax is the expert's bin.
+	InitialLoss      float64   `json:"initial_cross_entropy"`
+	EpochLoss        []float64 `json:"epoch_cross_entropy"`
+	EpochAccuracy    []float64 `json:"epoch_token_accuracy"`
+	FinalLoss        float64   `json:"final_cross_entropy"`
+	TrainSamplesPerS float64   `json:"train_samples_per_s"`
+	// ActMs is the mean wall time of one batched greedy decode of the 7·chunk tokens (prefix
+	// pass + KV-cached steps), over ActCalls calls of ActBatch observations on average.
+	ActMs       float64         `json:"act_ms"`
+	ActCalls    int             `json:"act_calls"`
+	ActBatch    float64         `json:"act_batch_mean"`
+	SuccessRate float64         `json:"success_rate"`
+	Tasks       []bcTaskSuccess `json:"tasks"`
+	CollectS    float64         `json:"collect_s"`
+	TrainS      float64         `json:"train_s"`
+	EvalS       float64         `json:"eval_s"`
+}
+
+// benchBCVLA is `bench bc --policy vla`: demonstrations with images, the micro-VLA cloned
+// from them by token cross-entropy, and its greedy success from the fixed initial states.
+func benchBCVLA(ctx context.Context, f bcBenchFlags, cfg bc.VLAConfig, stdout io.Writer) error {
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("bench bc: vla: %w", err)
+	}
+	mc := cfg.ModelConfig()
+	fmt.Fprintf(stdout, "%s: %d DART demonstrations per task (noise %g) with %v at %d×%d; micro-VLA dim %d, %d layers × %d heads, patch %d, %d parameters (%d trainable), sequence %d+%d tokens; chunk %d / execute %d, %d epochs of batch %d, lr %g\n",
+		f.suite, f.perTask, f.noise, cfg.Cameras, cfg.ImageSize, cfg.ImageSize, cfg.Dim, cfg.Layers, cfg.Heads, cfg.Patch,
+		mc.ParamCount(), mc.TrainableCount(), mc.PrefixLen(), mc.ActionDims, cfg.Chunk, cfg.Execute, cfg.Epochs, cfg.Batch, cfg.LR)
+	start := time.Now()
+	demos, err := bc.CollectImages(bc.ImageCollectInput{CollectInput: bc.CollectInput{Suite: f.suite, Tasks: f.tasks,
+		PerTask: f.perTask, Noise: f.noise, Seed: f.seed}, ImageSize: cfg.ImageSize, Cameras: cfg.Cameras})
+	if err != nil {
+		return fmt.Errorf("bench bc: %w", err)
+	}
+	collectS := time.Since(start).Seconds()
+	tr, err := bc.NewVLATrainer(cfg, demos)
+	if err != nil {
+		return fmt.Errorf("bench bc: %w", err)
+	}
+	fmt.Fprintf(stdout, "recorded %d samples in %.0fs\n", tr.Samples(), collectS)
+	for !tr.Done() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		l, err := tr.Epoch()
+		if err != nil {
+			return fmt.Errorf("bench bc: %w", err)
+		}
+		r := tr.Result()
+		fmt.Fprintf(stdout, "epoch %d/%d: cross-entropy %.3f nats/token, token accuracy %.3f, %.0f samples/s, %.0fs\n",
+			len(r.EpochLoss), cfg.Epochs, l, r.EpochAccuracy[len(r.EpochAccuracy)-1], r.SamplesPerS, r.TrainS)
+	}
+	tres := tr.Result()
+	model := tr.Model()
+	t0 := time.Now()
+	actor := model.Actor()
+	ev, err := bc.EvaluateEnv(actor, model.EnvConfig(f.suite), f.tasks, f.inits)
+	if err != nil {
+		return fmt.Errorf("bench bc: %w", err)
+	}
+	res := bcVLABenchResult{Suite: f.suite, Policy: "vla", PerTask: f.perTask, DemoNoise: f.noise, DemoSteps: tres.Samples,
+		InitStates: f.inits, Config: cfg, Model: vlaConfigToJSON(mc), Params: tres.Params, Trainable: tres.Trainable,
+		InitialLoss: tres.InitialLoss, EpochLoss: tres.EpochLoss, EpochAccuracy: tres.EpochAccuracy, FinalLoss: tres.FinalLoss,
+		TrainSamplesPerS: tres.SamplesPerS, ActMs: float64(actor.MeanActLatency().Microseconds()) / 1000, ActCalls: actor.Calls,
+		SuccessRate: ev.SuccessRate, CollectS: collectS, TrainS: tres.TrainS, EvalS: time.Since(t0).Seconds()}
+	if actor.Calls > 0 {
+		res.ActBatch = float64(actor.Rows) / float64(actor.Calls)
+	}
+	if res.Tasks, err = printBCTasks(stdout, f.suite, ev); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\n%s: greedy VLA BC success %.1f%% over %d tasks × %d initial states; trained %.0fs at %.0f samples/s; act %.1f ms per call (mean batch %.1f); evaluation %.0fs\n",
+		f.suite, 100*ev.SuccessRate, len(f.tasks), f.inits, res.TrainS, res.TrainSamplesPerS, res.ActMs, res.ActBatch, res.EvalS)
+	if f.jsonOut != "" {
+		return writeJSONFile(f.jsonOut, res)
+	}
+	return nil
+}
