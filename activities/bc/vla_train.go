@@ -233,11 +233,7 @@ func (t *VLATrainer) Result() VLATrainResult {
 func (t *VLATrainer) Epoch() (float64, error) {
 	start := time.Now()
 	cfg, b, net := t.cfg, t.b, t.m.Net
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0x71a00+uint64(t.epoch)))
-	for i := range t.order {
-		t.order[i] = i
-	}
-	rng.Shuffle(t.n, func(i, j int) { t.order[i], t.order[j] = t.order[j], t.order[i] })
+	shuffleOrder(t.order, cfg.Seed, 0x71a00+uint64(t.epoch))
 	perEpoch := t.n / b
 	total := cfg.Epochs * perEpoch
 	steps := t.epoch * perEpoch
@@ -246,7 +242,7 @@ func (t *VLATrainer) Epoch() (float64, error) {
 		for r, i := range t.order[s*b : (s+1)*b] {
 			t.bo[r], t.bt[r] = t.obs[i], t.tok[i]
 		}
-		t.opt.LR = cfg.LR * (1 - 0.9*float64(steps)/float64(total))
+		t.opt.LR = decayedLR(cfg.LR, steps, total)
 		t.tape = net.ForwardInto(t.tape, t.bo, t.bt)
 		l, a, dLogp := vla.CrossEntropy(t.tape)
 		if steps == 0 {
