@@ -40,8 +40,9 @@ type VLAConfig struct {
 // learning rate 3e-3. On the spatial suite with 50 DART demonstrations per
 // task (seed 1) it reaches greedy success 0.246 over all 50 fixed initial
 // states of the ten tasks (`accerl bench bc --policy vla --init-states
-// 50`; the state policy gets 0.364), training at 120–270 samples/s on a
-// 2-core CPU (22 minutes loaded, about 11 idle).
+// 50`; the state policy gets 0.364). It trained at 129 samples/s on a
+// 2-core CPU shared with other jobs (22 minutes); 270 samples/s, measured
+// with less load, would make it 11.
 func DefaultVLAConfig() VLAConfig {
 	return VLAConfig{ImageSize: 32, Patch: 8, Cameras: []string{tabletop.CameraAgentview, tabletop.CameraWrist},
 		Dim: 64, Layers: 2, Heads: 2, MLPRatio: 4, Chunk: 8, Execute: 4,
