@@ -218,11 +218,7 @@ func (t *Trainer) Result() TrainResult {
 // linearly from LR to LR/10 over all epochs' steps.
 func (t *Trainer) Epoch() (float64, error) {
 	cfg, m, b, dim, ad := t.cfg, t.m, t.b, t.dim, t.ad
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0xbc00+uint64(t.epoch)))
-	for i := range t.order {
-		t.order[i] = i
-	}
-	rng.Shuffle(t.n, func(i, j int) { t.order[i], t.order[j] = t.order[j], t.order[i] })
+	shuffleOrder(t.order, cfg.Seed, 0xbc00+uint64(t.epoch))
 	perEpoch := t.n / b
 	total := cfg.Epochs * perEpoch
 	steps := t.epoch * perEpoch
@@ -232,7 +228,7 @@ func (t *Trainer) Epoch() (float64, error) {
 			copy(t.bx[r*dim:(r+1)*dim], t.x[i*dim:(i+1)*dim])
 			copy(t.by[r*ad:(r+1)*ad], t.y[i*ad:(i+1)*ad])
 		}
-		t.opt.LR = cfg.LR * (1 - 0.9*float64(steps)/float64(total))
+		t.opt.LR = decayedLR(cfg.LR, steps, total)
 		m.Policy.ZeroGrads()
 		m.Policy.Evaluate(t.bx, b, kernels.Actions{Continuous: t.by}, t.logp, t.ent, t.val)
 		m.Policy.Backward(t.dlogp, t.dzero, t.dval)
@@ -274,6 +270,22 @@ func (t *Trainer) Restore(s TrainerState) error {
 	t.m.Policy.SetParams(s.Params)
 	t.epoch, t.losses = s.Epoch, append([]float64(nil), s.EpochLoss...)
 	return nil
+}
+
+// shuffleOrder sets order to a random permutation of its indices drawn from
+// the PCG stream (seed, stream): an epoch's minibatch order.
+func shuffleOrder(order []int, seed, stream uint64) {
+	for i := range order {
+		order[i] = i
+	}
+	rng := rand.New(rand.NewPCG(seed, stream))
+	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+}
+
+// decayedLR is the learning rate at step of total: lr decayed linearly to
+// lr/10 at the end.
+func decayedLR(lr float64, step, total int) float64 {
+	return lr * (1 - 0.9*float64(step)/float64(total))
 }
 
 // meanSquaredError recovers the mean squared error per action value from

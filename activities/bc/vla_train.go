@@ -40,8 +40,9 @@ type VLAConfig struct {
 // learning rate 3e-3. On the spatial suite with 50 DART demonstrations per
 // task (seed 1) it reaches greedy success 0.246 over all 50 fixed initial
 // states of the ten tasks (`accerl bench bc --policy vla --init-states
-// 50`; the state policy gets 0.364), training at 120–270 samples/s on a
-// 2-core CPU (22 minutes loaded, about 11 idle).
+// 50`; the state policy gets 0.364). It trained at 129 samples/s on a
+// 2-core CPU shared with other jobs (22 minutes); 270 samples/s, measured
+// with less load, would make it 11.
 func DefaultVLAConfig() VLAConfig {
 	return VLAConfig{ImageSize: 32, Patch: 8, Cameras: []string{tabletop.CameraAgentview, tabletop.CameraWrist},
 		Dim: 64, Layers: 2, Heads: 2, MLPRatio: 4, Chunk: 8, Execute: 4,
@@ -233,11 +234,7 @@ func (t *VLATrainer) Result() VLATrainResult {
 func (t *VLATrainer) Epoch() (float64, error) {
 	start := time.Now()
 	cfg, b, net := t.cfg, t.b, t.m.Net
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0x71a00+uint64(t.epoch)))
-	for i := range t.order {
-		t.order[i] = i
-	}
-	rng.Shuffle(t.n, func(i, j int) { t.order[i], t.order[j] = t.order[j], t.order[i] })
+	shuffleOrder(t.order, cfg.Seed, 0x71a00+uint64(t.epoch))
 	perEpoch := t.n / b
 	total := cfg.Epochs * perEpoch
 	steps := t.epoch * perEpoch
@@ -246,7 +243,7 @@ func (t *VLATrainer) Epoch() (float64, error) {
 		for r, i := range t.order[s*b : (s+1)*b] {
 			t.bo[r], t.bt[r] = t.obs[i], t.tok[i]
 		}
-		t.opt.LR = cfg.LR * (1 - 0.9*float64(steps)/float64(total))
+		t.opt.LR = decayedLR(cfg.LR, steps, total)
 		t.tape = net.ForwardInto(t.tape, t.bo, t.bt)
 		l, a, dLogp := vla.CrossEntropy(t.tape)
 		if steps == 0 {
