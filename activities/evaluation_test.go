@@ -2,6 +2,7 @@ package activities
 
 import (
 	"math"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -121,5 +122,20 @@ func TestEvalSuccessColumn(t *testing.T) {
 	}
 	if last := rows[len(rows)-1]; last.EvalEpisodes != 2 || last.EvalSuccess != 0 {
 		t.Errorf("last metrics row: eval_episodes %d, eval_success %v; want 2 and 0", last.EvalEpisodes, last.EvalSuccess)
+	}
+}
+
+// metrics { tensorboard = false } writes no event files; the default writes one per segment.
+func TestTensorBoardOptOut(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		c := tinyCartPole(specs.ModeSync, 1024)
+		c.Metrics.NoTensorBoard = off
+		dir := t.TempDir()
+		newSegmentRunner(t).run(TrainSegmentInput{RunDir: dir, Experiment: "e", Arm: "base", Seed: 3, SpecHash: "h", Config: c,
+			Plan: runstate.Plan{Segment: 1, Updates: 1, TotalUpdates: 8}})
+		_, err := os.Stat(filepath.Join(dir, runstore.TensorBoardDir, runstore.TensorBoardFile(1)))
+		if off != os.IsNotExist(err) {
+			t.Errorf("tensorboard off %v: event file stat error %v", off, err)
+		}
 	}
 }

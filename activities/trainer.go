@@ -144,7 +144,7 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 		return res, fmt.Errorf("snapshot engine: %w", err)
 	}
 
-	if err := runstore.WriteSegment(in.RunDir, in.Segment, rec.metrics, rec.episodes); err != nil {
+	if err := runstore.WriteSegmentFiles(in.RunDir, in.Segment, rec.metrics, rec.episodes, !in.Config.Metrics.NoTensorBoard); err != nil {
 		return res, fmt.Errorf("write metrics: %w", err)
 	}
 	files, err := snapshotFiles(snap)

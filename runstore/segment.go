@@ -63,10 +63,16 @@ func parseSegmentFile(name string) (int32, bool) {
 // (WriteTensorBoard) are renamed into place before the metrics file, which
 // commits the segment (see the package documentation).
 func WriteSegment(runDir string, segment int32, metrics []MetricsRow, episodes []EpisodeRow) error {
-	return writeSegment(memory.DefaultAllocator, runDir, segment, metrics, episodes)
+	return writeSegment(memory.DefaultAllocator, runDir, segment, metrics, episodes, true)
 }
 
-func writeSegment(mem memory.Allocator, runDir string, segment int32, metrics []MetricsRow, episodes []EpisodeRow) error {
+// WriteSegmentFiles is WriteSegment with the TensorBoard event file optional: without it,
+// the segment's event file is removed if a previous attempt wrote one.
+func WriteSegmentFiles(runDir string, segment int32, metrics []MetricsRow, episodes []EpisodeRow, tensorBoard bool) error {
+	return writeSegment(memory.DefaultAllocator, runDir, segment, metrics, episodes, tensorBoard)
+}
+
+func writeSegment(mem memory.Allocator, runDir string, segment int32, metrics []MetricsRow, episodes []EpisodeRow, tensorBoard bool) error {
 	if segment < 1 {
 		return fmt.Errorf("write segment %d in %q: segments are numbered from 1", segment, runDir)
 	}
@@ -91,9 +97,11 @@ func writeSegment(mem memory.Allocator, runDir string, segment int32, metrics []
 	if err := writeTable(mem, filepath.Join(runDir, EpisodesDir, name), episodesTable, e); err != nil {
 		return fmt.Errorf("write segment %d in %q: %w", segment, runDir, err)
 	}
-	// TODO(spec): an opt-out of the event files (a tensorboard = false in
-	// the spec's output settings) belongs in the spec; until then every run writes them.
-	if err := WriteTensorBoard(runDir, segment, m); err != nil {
+	if tensorBoard {
+		if err := WriteTensorBoard(runDir, segment, m); err != nil {
+			return fmt.Errorf("write segment %d in %q: %w", segment, runDir, err)
+		}
+	} else if err := os.Remove(filepath.Join(runDir, TensorBoardDir, TensorBoardFile(segment))); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("write segment %d in %q: %w", segment, runDir, err)
 	}
 	if err := writeTable(mem, filepath.Join(runDir, MetricsDir, name), metricsTable, m); err != nil {

@@ -84,7 +84,7 @@ func TestSegmentRoundTrip(t *testing.T) {
 		{Segment: 1, EnvSteps: 200, Return: 21.5, Length: 22, PolicyVersion: 3, Success: 1},
 		{Segment: 1, EnvSteps: 350, Return: -4.25, Length: 9, PolicyVersion: 4, Success: math.NaN()},
 	}
-	if err := writeSegment(mem, dir, 1, metrics, episodes); err != nil {
+	if err := writeSegment(mem, dir, 1, metrics, episodes, true); err != nil {
 		t.Fatal(err)
 	}
 	gotM, gotE, err := readRun(mem, dir)

@@ -141,6 +141,10 @@
 //	  #   enabled        = true    # false (in an ablation): RL from scratch
 //	  # }
 //
+//	  metrics {                    # what a run writes besides its Arrow metrics
+//	    tensorboard = true         # false: no TensorBoard event files under <run>/tb/
+//	  }
+//
 //	  resources {                  # what the run's training segments need
 //	    gpu = 0                    # 0 or 1; 1 schedules them on the "gpu" task queue
 //	  }                            # (accerl worker --queue gpu; accerl run serves it too)

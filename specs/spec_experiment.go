@@ -61,6 +61,9 @@ type Config struct {
 	Resources Resources `json:"resources,omitzero"`
 	// Pretrain is the behaviour-cloning warm start, omitted from the JSON while off.
 	Pretrain Pretrain `json:"pretrain,omitzero"`
+	// Metrics is what a run writes besides its metrics files, omitted from the JSON while
+	// it is the default.
+	Metrics Metrics `json:"metrics,omitzero"`
 }
 
 // Clone returns a deep copy of c; the copy shares no slices with c.
@@ -130,6 +133,7 @@ var configBlocks = []hcl.BlockHeaderSchema{
 	{Type: blockEvaluation},
 	{Type: blockResources},
 	{Type: blockPretrain},
+	{Type: blockMetrics},
 }
 
 var experimentSchema = &hcl.BodySchema{
@@ -177,6 +181,9 @@ func (d *decoder) applyConfig(blocks hcl.Blocks, cfg *Config) {
 	}
 	if b := d.single(blocks, blockPretrain); b != nil {
 		d.decodePretrain(b, &cfg.Pretrain)
+	}
+	if b := d.single(blocks, blockMetrics); b != nil {
+		d.decodeMetrics(b, &cfg.Metrics)
 	}
 }
 
