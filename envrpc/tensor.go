@@ -231,3 +231,60 @@ func payloadName(t *pb.Tensor) string {
 	}
 	return "an integer"
 }
+
+// newActionTensor is the action tensor a step request carries, in the spec's type.
+func newActionTensor(a actionSpec) *pb.Tensor {
+	n := a.space.Dims()
+	t := &pb.Tensor{}
+	if a.space.N == 0 {
+		t.Shape = []int32{int32(n)}
+	}
+	switch a.dtype {
+	case pb.DataType_DOUBLE:
+		t.Payload = &pb.Tensor_Doubles{Doubles: &pb.Tensor_DoubleArray{Array: make([]float64, n)}}
+	case pb.DataType_FLOAT:
+		t.Payload = &pb.Tensor_Floats{Floats: &pb.Tensor_FloatArray{Array: make([]float32, n)}}
+	case pb.DataType_INT8:
+		t.Payload = &pb.Tensor_Int8S{Int8S: &pb.Tensor_Int8Array{Array: make([]byte, n)}}
+	case pb.DataType_UINT8:
+		t.Payload = &pb.Tensor_Uint8S{Uint8S: &pb.Tensor_Uint8Array{Array: make([]byte, n)}}
+	case pb.DataType_INT32:
+		t.Payload = &pb.Tensor_Int32S{Int32S: &pb.Tensor_Int32Array{Array: make([]int32, n)}}
+	case pb.DataType_UINT32:
+		t.Payload = &pb.Tensor_Uint32S{Uint32S: &pb.Tensor_Uint32Array{Array: make([]uint32, n)}}
+	case pb.DataType_UINT64:
+		t.Payload = &pb.Tensor_Uint64S{Uint64S: &pb.Tensor_Uint64Array{Array: make([]uint64, n)}}
+	default:
+		t.Payload = &pb.Tensor_Int64S{Int64S: &pb.Tensor_Int64Array{Array: make([]int64, n)}}
+	}
+	return t
+}
+
+// setAction writes action into the reused tensor, converted to its element type.
+func setAction(t *pb.Tensor, action []float64) {
+	switch p := t.Payload.(type) {
+	case *pb.Tensor_Doubles:
+		copy(p.Doubles.Array, action)
+	case *pb.Tensor_Floats:
+		convertInto(p.Floats.Array, action, func(v float64) float32 { return float32(v) })
+	case *pb.Tensor_Int8S:
+		convertInto(p.Int8S.Array, action, func(v float64) byte { return byte(int8(v)) })
+	case *pb.Tensor_Uint8S:
+		convertInto(p.Uint8S.Array, action, func(v float64) byte { return byte(v) })
+	case *pb.Tensor_Int32S:
+		convertInto(p.Int32S.Array, action, func(v float64) int32 { return int32(v) })
+	case *pb.Tensor_Uint32S:
+		convertInto(p.Uint32S.Array, action, func(v float64) uint32 { return uint32(v) })
+	case *pb.Tensor_Uint64S:
+		convertInto(p.Uint64S.Array, action, func(v float64) uint64 { return uint64(v) })
+	case *pb.Tensor_Int64S:
+		convertInto(p.Int64S.Array, action, func(v float64) int64 { return int64(v) })
+	}
+}
+
+// convertInto writes conv(src[i]) into dst[i].
+func convertInto[T any](dst []T, src []float64, conv func(float64) T) {
+	for i, v := range src {
+		dst[i] = conv(v)
+	}
+}
