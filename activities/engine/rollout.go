@@ -208,10 +208,7 @@ func (r *rollout) runEnv(ctx context.Context, s *envSlot, steps int, lockstep fu
 		t0 := time.Now()
 		sr := s.env.Step(req.EnvAction)
 		next, reward, terminated, truncated := sr.Obs, sr.Reward, sr.Terminated, sr.Truncated
-		var nextFrame []byte
-		if r.frameBytes > 0 {
-			nextFrame = s.env.(FrameEnv).Frame(make([]byte, 0, r.frameBytes))
-		}
+		nextFrame := r.frameOf(s)
 		simTime := time.Since(t0)
 
 		c := s.chunk
@@ -279,7 +276,8 @@ func (r *rollout) cut(s *envSlot) {
 	r.push(s)
 }
 
-// frameOf renders the frame of the slot's current observation (nil without frames).
+// frameOf renders the frame of the observation the slot's environment last returned (nil
+// without frames).
 func (r *rollout) frameOf(s *envSlot) []byte {
 	if r.frameBytes == 0 {
 		return nil
