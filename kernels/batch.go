@@ -26,6 +26,9 @@ type Batch struct {
 	// AdvStats are the advantage statistics merged across all trainer
 	// shards for AdvNormGlobal; nil means this batch is the only shard.
 	AdvStats *AdvStats
+	// Frames holds each sample's frame (N) for a network that reads frames
+	// ([FrameNetwork]); nil otherwise. Pieces then carry NextFrame.
+	Frames [][]byte
 }
 
 // Piece marks samples [Start, Start+Len) of a [Batch] as consecutive steps
@@ -37,6 +40,7 @@ type Piece struct {
 	Start, Len int
 	Terminal   bool
 	NextObs    []float64
+	NextFrame  []byte // NextObs's frame when the batch has Frames
 }
 
 // UpdateStats are the means over all minibatch steps of one

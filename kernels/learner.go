@@ -123,7 +123,7 @@ func (c LearnerConfig) Validate() error {
 // returns an error naming the tensor. Updates and Opt are exported so
 // checkpoints can save and restore them. Not safe for concurrent use.
 type PolicyLearner struct {
-	Model   *Policy
+	Model   Network
 	Opt     *Adam
 	Cfg     LearnerConfig
 	Updates int // completed Updates; the LR schedule's index
@@ -132,6 +132,7 @@ type PolicyLearner struct {
 	adv, ret, oldV           []float64 // whole batch, N
 	lagLP, lagEnt, lagV      []float64
 	logRho, boot, nextObs    []float64
+	nextFrames, frames       [][]byte
 	obs, cont                []float64 // minibatch
 	tokens                   []int
 	lp, ent, val, oldLP      []float64
@@ -142,7 +143,7 @@ type PolicyLearner struct {
 
 // NewPolicyLearner returns a learner for model with a fresh Adam optimizer
 // (eps 1e-5, as [NewAdam]) and Updates = 0.
-func NewPolicyLearner(model *Policy, cfg LearnerConfig) *PolicyLearner {
+func NewPolicyLearner(model Network, cfg LearnerConfig) *PolicyLearner {
 	return &PolicyLearner{Model: model, Opt: NewAdam(model.NumParams(), cfg.Schedule.Base), Cfg: cfg}
 }
 
@@ -209,18 +210,24 @@ func (l *PolicyLearner) prepare(b *Batch) RatioStats {
 	// head (rows × ActionDims × Bins log-probabilities) to the training
 	// step's.
 	chunk := (n + l.Cfg.Minibatches - 1) / l.Cfg.Minibatches
-	d, ad := m.cfg.ObsDim, m.cfg.ActionDims
+	mc := m.Config()
+	d, ad := mc.ObsDim, mc.ActionDims
 	for lo := 0; lo < n; lo += chunk {
 		hi := min(lo+chunk, n)
 		var a Actions
-		if m.cfg.Head == HeadGaussian {
+		if b.Frames != nil {
+			setFrames(m, b.Frames[lo:hi])
+		}
+		if mc.Head == HeadGaussian {
 			a.Continuous = b.ContActions[lo*ad : hi*ad]
 		} else {
 			a.Tokens = b.Actions[lo*t : hi*t]
 		}
 		m.Evaluate(b.Obs[lo*d:hi*d], hi-lo, a, l.lagLP[lo*t:hi*t], l.lagEnt[lo*t:hi*t], l.lagV[lo:hi])
 	}
-	m.n = 0 // nothing to backpropagate from this pass
+	if p, ok := m.(*Policy); ok {
+		p.n = 0 // nothing to backpropagate from this pass
+	}
 	lag := ComputeRatioStats(l.lagLP, b.LogProbs, l.Cfg.ClipCoef, l.Cfg.gipoSigma())
 
 	l.adv, l.ret, l.oldV = grow(l.adv, n), grow(l.ret, n), grow(l.oldV, n)
@@ -263,23 +270,30 @@ func (l *PolicyLearner) prepare(b *Batch) RatioStats {
 // bootstrapValues returns, per piece of b, V(NextObs) under the current
 // parameters, or 0 for a terminal piece, with one critic pass.
 func (l *PolicyLearner) bootstrapValues(b *Batch) []float64 {
-	return bootstrapValues(l.Model, b, &l.nextObs, &l.boot)
+	return bootstrapValues(l.Model, b, &l.nextObs, &l.nextFrames, &l.boot)
 }
 
-func bootstrapValues(m *Policy, b *Batch, obsBuf, outBuf *[]float64) []float64 {
-	d := m.cfg.ObsDim
-	obs := (*obsBuf)[:0]
+// bootstrapValues returns, per piece of b, V(NextObs) (with NextFrame for a
+// network that reads frames) or 0 for a terminal piece, with one critic
+// pass; obsBuf, frameBuf and outBuf are reused scratch.
+func bootstrapValues(m Network, b *Batch, obsBuf *[]float64, frameBuf *[][]byte, outBuf *[]float64) []float64 {
+	d := m.Config().ObsDim
+	obs, frames := (*obsBuf)[:0], (*frameBuf)[:0]
 	for _, p := range b.Pieces {
 		if !p.Terminal {
 			obs = append(obs, p.NextObs...)
+			frames = append(frames, p.NextFrame)
 		}
 	}
-	*obsBuf = obs
+	*obsBuf, *frameBuf = obs, frames
 	out := grow(*outBuf, len(b.Pieces))
 	*outBuf = out
 	var v []float64
 	if k := len(obs) / d; k > 0 {
 		v = make([]float64, k)
+		if b.Frames != nil {
+			setFrames(m, frames)
+		}
 		m.Values(obs, k, v)
 	}
 	for j, p := range b.Pieces {

@@ -17,27 +17,30 @@ func (l *PolicyLearner) step(b *Batch, idx []int) (UpdateStats, error) {
 	m := l.Model
 	var norm float64
 	if l.Cfg.MaxGradNorm > 0 {
-		norm = ClipGradNorm(m.grads, l.Cfg.MaxGradNorm)
+		norm = ClipGradNorm(m.Grads(), l.Cfg.MaxGradNorm)
 	} else {
-		norm = L2Norm(m.grads)
+		norm = L2Norm(m.Grads())
 	}
 	if math.IsInf(norm, 0) || math.IsNaN(norm) {
 		return UpdateStats{}, fmt.Errorf("gradient norm is %v", norm)
 	}
 
 	// Keep what the step changes so a non-finite result can be undone.
-	l.saveParams = append(l.saveParams[:0], m.params...)
+	params := m.Params()
+	l.saveParams = append(l.saveParams[:0], params...)
 	l.saveM = append(l.saveM[:0], l.Opt.M...)
 	l.saveV = append(l.saveV[:0], l.Opt.V...)
-	l.Opt.Step(m.params, m.grads)
-	if i, ok := allFinite(m.params); !ok {
-		bad := m.params[i]
-		copy(m.params, l.saveParams)
+	l.Opt.Step(params, m.Grads())
+	if i, ok := allFinite(params); !ok {
+		bad := params[i]
+		copy(params, l.saveParams)
 		copy(l.Opt.M, l.saveM)
 		copy(l.Opt.V, l.saveV)
 		l.Opt.T--
-		return UpdateStats{}, fmt.Errorf("parameter %s became %v", m.paramName(i), bad)
+		m.SyncParams()
+		return UpdateStats{}, fmt.Errorf("parameter %s became %v", m.ParamName(i), bad)
 	}
+	m.SyncParams()
 	return UpdateStats{
 		PolicyLoss: terms.Policy, ValueLoss: terms.Value, Entropy: terms.Entropy,
 		ApproxKL: terms.ApproxKL, ClipFrac: terms.ClipFrac, GradNorm: norm,
@@ -48,8 +51,8 @@ func (l *PolicyLearner) step(b *Batch, idx []int) (UpdateStats, error) {
 // checkGrads names the first non-finite gradient entry.
 func (l *PolicyLearner) checkGrads() error {
 	m := l.Model
-	if i, ok := allFinite(m.grads); !ok {
-		return fmt.Errorf("gradient of %s is %v", m.paramName(i), m.grads[i])
+	if i, ok := allFinite(m.Grads()); !ok {
+		return fmt.Errorf("gradient of %s is %v", m.ParamName(i), m.Grads()[i])
 	}
 	return nil
 }
@@ -58,7 +61,8 @@ func (l *PolicyLearner) checkGrads() error {
 // and leaves ∂loss/∂params in the model's gradient slice.
 func (l *PolicyLearner) lossAndGrad(b *Batch, idx []int) LossTerms {
 	m := l.Model
-	n, d, t := len(idx), m.cfg.ObsDim, m.TokensPerStep()
+	mc := m.Config()
+	n, d, t := len(idx), mc.ObsDim, m.TokensPerStep()
 	l.obs = grow(l.obs, n*d)
 	for _, s := range []*[]float64{&l.val, &l.mOldV, &l.mAdv, &l.mRet, &l.dval} {
 		*s = grow(*s, n)
@@ -67,8 +71,8 @@ func (l *PolicyLearner) lossAndGrad(b *Batch, idx []int) LossTerms {
 		*s = grow(*s, n*t)
 	}
 	var a Actions
-	if m.cfg.Head == HeadGaussian {
-		ad := m.cfg.ActionDims
+	if mc.Head == HeadGaussian {
+		ad := mc.ActionDims
 		l.cont = grow(l.cont, n*ad)
 		for k, i := range idx {
 			copy(l.cont[k*ad:(k+1)*ad], b.ContActions[i*ad:(i+1)*ad])
@@ -91,6 +95,13 @@ func (l *PolicyLearner) lossAndGrad(b *Batch, idx []int) LossTerms {
 	if l.Cfg.AdvNorm == AdvNormMinibatch {
 		normalizeAdvantages(l.mAdv)
 	}
+	if b.Frames != nil {
+		l.frames = l.frames[:0]
+		for _, i := range idx {
+			l.frames = append(l.frames, b.Frames[i])
+		}
+		setFrames(m, l.frames)
+	}
 
 	m.ZeroGrads()
 	m.Evaluate(l.obs, n, a, l.lp, l.ent, l.val)
@@ -107,13 +118,17 @@ func (l *PolicyLearner) lossAndGrad(b *Batch, idx []int) LossTerms {
 func (l *PolicyLearner) checkBatch(b *Batch) {
 	const op = "PolicyLearner.Update"
 	m := l.Model
-	d, t := m.cfg.ObsDim, m.TokensPerStep()
+	mc := m.Config()
+	d, t := mc.ObsDim, m.TokensPerStep()
 	if b.N <= 0 || len(b.Obs) != b.N*d {
 		panic(fmt.Sprintf("kernels: %s: batch has N=%d and %d obs values, want N > 0 and N*ObsDim = %d",
 			op, b.N, len(b.Obs), b.N*d))
 	}
-	if m.cfg.Head == HeadGaussian {
-		checkN(op+" batch actions (N×ActionDims)", b.N*m.cfg.ActionDims, len(b.ContActions))
+	if b.Frames != nil {
+		checkN(op+" batch frames", b.N, len(b.Frames))
+	}
+	if mc.Head == HeadGaussian {
+		checkN(op+" batch actions (N×ActionDims)", b.N*mc.ActionDims, len(b.ContActions))
 	} else {
 		checkN(op+" batch actions (N×TokensPerStep)", b.N*t, len(b.Actions))
 	}
@@ -152,9 +167,9 @@ func checkPieces(op string, b *Batch, obsDim int) {
 // on each piece, and overwrites b.Values with the recomputed values and
 // b.Advantages, b.Returns with the results (allocating them when their
 // length is not N). b needs Rewards and Pieces.
-func RecomputeGAE(m *Policy, b *Batch, gamma, lambda float64) {
+func RecomputeGAE(m Network, b *Batch, gamma, lambda float64) {
 	const op = "RecomputeGAE"
-	d := m.cfg.ObsDim
+	d := m.Config().ObsDim
 	if b.N <= 0 || len(b.Obs) != b.N*d {
 		panic(fmt.Sprintf("kernels: %s: batch has N=%d and %d obs values, want N > 0 and N*ObsDim = %d",
 			op, b.N, len(b.Obs), b.N*d))
@@ -165,9 +180,13 @@ func RecomputeGAE(m *Policy, b *Batch, gamma, lambda float64) {
 			*s = make([]float64, b.N)
 		}
 	}
+	if b.Frames != nil {
+		setFrames(m, b.Frames)
+	}
 	m.Values(b.Obs, b.N, b.Values)
 	var obsBuf, boot []float64
-	boot = bootstrapValues(m, b, &obsBuf, &boot)
+	var frameBuf [][]byte
+	boot = bootstrapValues(m, b, &obsBuf, &frameBuf, &boot)
 	for j, p := range b.Pieces {
 		r, e := p.Start, p.Start+p.Len
 		GAE(b.Rewards[r:e], b.Values[r:e], boot[j], gamma, lambda, b.Advantages[r:e], b.Returns[r:e])

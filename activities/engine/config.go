@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/accerl/accerl/kernels"
+	"github.com/accerl/accerl/kernels/vla"
 )
 
 // Pipeline modes.
@@ -126,6 +127,69 @@ type PolicySettings struct {
 	Activation string `json:"activation"`
 	// InitLogStd is the gaussian head's initial log σ (CleanRL: 0).
 	InitLogStd float64 `json:"init_log_std,omitempty"`
+	// VLA, when set, makes the policy the micro-VLA of package kernels/vla
+	// (a transformer over each observation's frame: camera images and the
+	// instruction, plus the proprioception) instead of the MLP; Head must
+	// then be kernels.HeadTokens, with Bins bins per action value, and
+	// Hidden, Activation and EmbedDim are unused. The environments must
+	// have frames (FrameEnv) in VLASettings' layout.
+	VLA *VLASettings `json:"vla,omitempty"`
+}
+
+// VLASettings size the micro-VLA policy (vla.Config) and say where its
+// inputs lie in an observation's frame: Cameras images of ImageSize² RGB
+// bytes, then InstrTokens uint16 little-endian word ids below WordVocab,
+// InstrPad marking unused places. The proprioception is the first
+// ProprioDim values of the observation vector.
+type VLASettings struct {
+	ImageSize  int `json:"image_size"`
+	Patch      int `json:"patch"`
+	Cameras    int `json:"cameras"`
+	Dim        int `json:"dim"`
+	Layers     int `json:"layers"`
+	Heads      int `json:"heads"`
+	MLPRatio   int `json:"mlp_ratio"`
+	WordVocab  int `json:"word_vocab"`
+	VocabSize  int `json:"vocab_size"`
+	ProprioDim int `json:"proprio_dim"`
+	// FullHead scores the action tokens with the full-vocabulary LM head
+	// instead of the slim one (vocabulary slimming, the default).
+	FullHead    bool `json:"full_head,omitempty"`
+	InstrTokens int  `json:"instr_tokens"`
+	InstrPad    int  `json:"instr_pad"`
+}
+
+// ModelConfig is the vla.Config of these settings for actionDims action
+// tokens of bins bins each.
+func (v VLASettings) ModelConfig(actionDims, bins int) vla.Config {
+	return vla.Config{ImageSize: v.ImageSize, Patch: v.Patch, Cameras: v.Cameras, Dim: v.Dim, Layers: v.Layers,
+		Heads: v.Heads, MLPRatio: v.MLPRatio, MaxInstr: v.InstrTokens, WordVocab: v.WordVocab, VocabSize: v.VocabSize,
+		ActionDims: actionDims, Bins: bins, ProprioDim: v.ProprioDim, SlimHead: !v.FullHead}
+}
+
+// vlaConfig sizes the VLA policy for the environments (see policyConfig).
+func (c Config) vlaConfig(obsDim, frameBytes int, space ActionSpace) (vla.PolicyConfig, error) {
+	p := c.Policy
+	if p.Head != kernels.HeadTokens {
+		return vla.PolicyConfig{}, fmt.Errorf("the VLA policy writes action tokens: policy head must be %q, got %q", kernels.HeadTokens, p.Head)
+	}
+	if space.N > 0 {
+		return vla.PolicyConfig{}, fmt.Errorf("the VLA policy needs a continuous action space, env %q has %d discrete actions", c.Env, space.N)
+	}
+	bins := p.Bins
+	if bins == 0 {
+		bins = kernels.DefaultBins
+	}
+	pc := vla.PolicyConfig{Model: p.VLA.ModelConfig(len(space.Low), bins), ObsDim: obsDim,
+		InstrTokens: p.VLA.InstrTokens, InstrPad: p.VLA.InstrPad, Low: space.Low, High: space.High}
+	if err := pc.Validate(); err != nil {
+		return pc, err
+	}
+	if frameBytes != pc.FrameBytes() {
+		return pc, fmt.Errorf("the VLA policy reads frames of %d bytes (%d cameras of %d×%d×3, %d instruction ids), env %q gives %d (no frames: turn on the env's pixels)",
+			pc.FrameBytes(), pc.Model.Cameras, pc.Model.ImageSize, pc.Model.ImageSize, pc.InstrTokens, c.Env, frameBytes)
+	}
+	return pc, nil
 }
 
 // DefaultConfig returns a small async CartPole configuration with a 64-64
@@ -273,6 +337,9 @@ func (c Config) Validate() error {
 		if err := c.WorldModel.validate(c.BatchSteps); err != nil {
 			errs = append(errs, err)
 		}
+		if c.Policy.VLA != nil {
+			bad("the world model imagines state vectors, not the frames the VLA policy reads: turn one of them off")
+		}
 	}
 	if c.Learner.Minibatches > c.BatchSteps {
 		bad("%d minibatches cannot be filled from %d batch steps", c.Learner.Minibatches, c.BatchSteps)
@@ -287,6 +354,12 @@ func (c Config) Validate() error {
 // hidden widths, activation) by sizing the policy for a stand-in action space that suits
 // the head: New checks the real one.
 func (p PolicySettings) validate() error {
+	if p.VLA != nil {
+		if p.Head != kernels.HeadTokens {
+			return fmt.Errorf("the VLA policy writes action tokens: policy head must be %q, got %q", kernels.HeadTokens, p.Head)
+		}
+		return p.VLA.ModelConfig(1, max(p.Bins, 2)).Validate()
+	}
 	c := Config{Policy: p}
 	space := ActionSpace{Low: []float64{-1}, High: []float64{1}}
 	if p.Head == kernels.HeadCategorical {

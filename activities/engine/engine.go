@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/accerl/accerl/kernels"
+	"github.com/accerl/accerl/kernels/vla"
 )
 
 // RNG stream numbers under Config.Seed (rand.NewPCG(Seed, stream)).
@@ -98,12 +99,10 @@ func New(cfg Config, snap *Snapshot, makeEnv EnvFactory) (_ *Engine, err error) 
 				s.index, s.env.ObsDim(), s.env.ActionSpace(), e.obsDim, e.space)
 		}
 	}
-	pc, err := cfg.policyConfig(e.obsDim, e.space)
+	model, err := e.newNetwork()
 	if err != nil {
 		return nil, fmt.Errorf("new engine: %w", err)
 	}
-
-	model := kernels.NewPolicy(pc, rand.New(rand.NewPCG(cfg.Seed, streamModelInit)))
 	e.shape = ShapeOf(model)
 	e.tr = newTrainer(cfg, model, rand.NewPCG(cfg.Seed, streamTrainer))
 	if cfg.WorldModel.Enabled {
@@ -119,7 +118,7 @@ func New(cfg Config, snap *Snapshot, makeEnv EnvFactory) (_ *Engine, err error) 
 	e.svc = NewInferenceService(InferenceConfig{
 		ObsDim: e.obsDim, Action: e.shape, MaxBatch: cfg.MaxBatch, MaxWait: cfg.MaxWait, Lag: cfg.Lag,
 		PerRequestRNG: cfg.Mode == ModeSync,
-	}, model.Clone(), rand.New(e.svcSrc))
+	}, model.CloneNetwork(), rand.New(e.svcSrc))
 	e.replay = NewReplayBuffer(cfg.replayCapacity(), cfg.MaxStaleness)
 	e.ro = &rollout{svc: e.svc, replay: e.replay, obsDim: e.obsDim, frameBytes: e.frameBytes, shape: e.shape, chunkSteps: cfg.chunkSteps(),
 		envSteps: &e.envSteps, budget: cfg.MaxEnvSteps}
@@ -136,6 +135,24 @@ func New(cfg Config, snap *Snapshot, makeEnv EnvFactory) (_ *Engine, err error) 
 	}
 	e.svc.Publish(0, model.Params())
 	return e, nil
+}
+
+// newNetwork builds the policy network for the environments, freshly
+// initialised from the seed: the micro-VLA with Policy.VLA, else the MLP.
+func (e *Engine) newNetwork() (kernels.Network, error) {
+	rng := rand.New(rand.NewPCG(e.cfg.Seed, streamModelInit))
+	if e.cfg.Policy.VLA != nil {
+		vc, err := e.cfg.vlaConfig(e.obsDim, e.frameBytes, e.space)
+		if err != nil {
+			return nil, err
+		}
+		return vla.NewPolicy(vc, rng), nil
+	}
+	pc, err := e.cfg.policyConfig(e.obsDim, e.space)
+	if err != nil {
+		return nil, err
+	}
+	return kernels.NewPolicy(pc, rng), nil
 }
 
 // Config returns the engine's configuration.
@@ -364,7 +381,9 @@ func (e *Engine) trainStep(chunks, img []*Chunk, seg *segment, onUpdate func(Upd
 	if wm != nil {
 		wm.imagined += int64(imgSteps)
 		horizon = wm.set.Horizon
-		if _, err := wm.imagine(e.tr.model(), e.shape, e.tr.version, e.cfg.BatchSteps); err != nil {
+		// Validate refuses a world model with a network other than the
+		// state-vector Policy.
+		if _, err := wm.imagine(e.tr.model().(*kernels.Policy), e.shape, e.tr.version, e.cfg.BatchSteps); err != nil {
 			return fmt.Errorf("update %d: %w", e.tr.updates, err)
 		}
 		if !math.IsNaN(wmVal) {

@@ -74,7 +74,15 @@ func (e *Engine) Evaluate(episodes int, seed uint64, greedy bool) (EvalResult, e
 		return res, fmt.Errorf("evaluate: %w", err)
 	}
 	defer CloseEnv(env)
-	p := e.tr.model().Clone()
+	p := e.tr.model().CloneNetwork()
+	fp, frames := p.(kernels.FrameNetwork)
+	var frame []byte
+	see := func() {
+		if frames {
+			frame = env.(FrameEnv).Frame(frame[:0])
+			fp.SetFrames([][]byte{frame})
+		}
+	}
 	rng := rand.New(rand.NewPCG(seed, streamEval))
 	sh := e.shape
 	a := kernels.Actions{Tokens: make([]int, sh.Tokens), Continuous: make([]float64, sh.Reals)}
@@ -84,6 +92,7 @@ func (e *Engine) Evaluate(episodes int, seed uint64, greedy bool) (EvalResult, e
 		obs := env.Reset(rng)
 		ret, n := 0.0, 0
 		for {
+			see()
 			if greedy {
 				p.Greedy(obs, 1, a)
 			} else {

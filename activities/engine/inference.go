@@ -55,7 +55,7 @@ type ActionShape struct {
 var categoricalShape = ActionShape{Tokens: 1, LogProbs: 1, Env: 1}
 
 // ShapeOf returns the action shape of p's head.
-func ShapeOf(p *kernels.Policy) ActionShape {
+func ShapeOf(p kernels.Network) ActionShape {
 	s := ActionShape{LogProbs: p.TokensPerStep(), Env: p.EnvActionDims()}
 	if p.Config().Head == kernels.HeadGaussian {
 		s.Reals = p.EnvActionDims()

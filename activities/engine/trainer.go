@@ -27,8 +27,9 @@ type trainer struct {
 	// wm is the world model's side of training (nil without one).
 	wm *wmEngine
 
-	next     []float64 // NextObs of bootstrapped chunks, row-major
-	nextVals []float64
+	next       []float64 // NextObs of bootstrapped chunks, row-major
+	nextFrames [][]byte  // and their frames, for a network that reads them
+	nextVals   []float64
 	undo     undoState
 }
 
@@ -41,12 +42,12 @@ type undoState struct {
 	lr           float64
 }
 
-func newTrainer(cfg Config, model *kernels.Policy, src *rand.PCG) *trainer {
+func newTrainer(cfg Config, model kernels.Network, src *rand.PCG) *trainer {
 	return &trainer{cfg: cfg, learner: kernels.NewPolicyLearner(model, cfg.Learner), src: src, rng: rand.New(src)}
 }
 
 // model returns the policy being trained.
-func (t *trainer) model() *kernels.Policy { return t.learner.Model }
+func (t *trainer) model() kernels.Network { return t.learner.Model }
 
 // batchInfo summarises the data an update consumed.
 type batchInfo struct {
@@ -138,13 +139,24 @@ func (t *trainer) fill(chunks []*Chunk) batchInfo {
 	b.Obs, b.Actions, b.ContActions = b.Obs[:0], b.Actions[:0], b.ContActions[:0]
 	b.LogProbs, b.Values, b.Rewards = b.LogProbs[:0], b.Values[:0], b.Rewards[:0]
 	b.Pieces = b.Pieces[:0]
+	_, frames := t.model().(kernels.FrameNetwork)
+	b.Frames = b.Frames[:0]
+	if !frames {
+		b.Frames = nil
+	}
 	var info batchInfo
 	var staleSum, staleN int64
 	for _, c := range chunks {
 		if !c.Terminated && len(c.NextObs) != d {
 			panic(fmt.Sprintf("engine: trainer: chunk (%d, %d) is not terminated but has %d next-observation values", c.Env, c.Seq, len(c.NextObs)))
 		}
-		b.Pieces = append(b.Pieces, kernels.Piece{Start: b.N, Len: c.Len(), Terminal: c.Terminated, NextObs: c.NextObs})
+		b.Pieces = append(b.Pieces, kernels.Piece{Start: b.N, Len: c.Len(), Terminal: c.Terminated, NextObs: c.NextObs, NextFrame: c.NextFrame})
+		if frames {
+			fb := len(c.Frames) / c.Len()
+			for i := range c.Len() {
+				b.Frames = append(b.Frames, c.Frames[i*fb:(i+1)*fb])
+			}
+		}
 		b.N += c.Len()
 		b.Obs = append(b.Obs, c.Obs...)
 		b.Actions = append(b.Actions, c.Actions...)
@@ -185,15 +197,19 @@ func (t *trainer) advantages() {
 		return
 	}
 	d := m.Config().ObsDim
-	t.next = t.next[:0]
+	t.next, t.nextFrames = t.next[:0], t.nextFrames[:0]
 	for _, p := range b.Pieces {
 		if !p.Terminal {
 			t.next = append(t.next, p.NextObs...)
+			t.nextFrames = append(t.nextFrames, p.NextFrame)
 		}
 	}
 	nb := len(t.next) / d
 	t.nextVals = grow(t.nextVals, nb)
 	if nb > 0 {
+		if f, ok := m.(kernels.FrameNetwork); ok {
+			f.SetFrames(t.nextFrames)
+		}
 		m.Values(t.next, nb, t.nextVals)
 	}
 	k := 0

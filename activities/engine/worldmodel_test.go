@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/accerl/accerl/activities/worldmodel"
+	"github.com/accerl/accerl/kernels"
 )
 
 // wmConfig is smallConfig in sync mode with the world model on: batches
@@ -168,7 +169,7 @@ func TestImaginedChunksTrain(t *testing.T) {
 	mustRun(t, e, 3, nil) // fills B_real, fits online
 	w := e.tr.wm
 	w.img, w.imgSteps = nil, 0
-	n, err := w.imagine(e.tr.model(), e.shape, e.tr.version, 200)
+	n, err := w.imagine(e.tr.model().(*kernels.Policy), e.shape, e.tr.version, 200)
 	if err != nil {
 		t.Fatal(err)
 	}
