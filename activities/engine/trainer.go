@@ -30,7 +30,7 @@ type trainer struct {
 	next       []float64 // NextObs of bootstrapped chunks, row-major
 	nextFrames [][]byte  // and their frames, for a network that reads them
 	nextVals   []float64
-	undo     undoState
+	undo       undoState
 }
 
 // undoState is what an update changes: the trainer puts it back when the

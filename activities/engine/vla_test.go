@@ -28,8 +28,10 @@ const (
 	banditWords = 4
 )
 
-func (e *colourBandit) ObsDim() int              { return 2 }
-func (e *colourBandit) ActionSpace() ActionSpace { return ActionSpace{Low: []float64{-1}, High: []float64{1}} }
+func (e *colourBandit) ObsDim() int { return 2 }
+func (e *colourBandit) ActionSpace() ActionSpace {
+	return ActionSpace{Low: []float64{-1}, High: []float64{1}}
+}
 func (e *colourBandit) Reset(rng *rand.Rand) []float64 {
 	e.red = rng.IntN(2) == 0
 	e.draw++

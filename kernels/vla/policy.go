@@ -69,13 +69,13 @@ type Policy struct {
 	params []float64 // master copy, len ParamCount
 	grads  []float64 // len ParamCount; the frozen head rows stay 0
 
-	frames [][]byte
-	batch  []Obs
-	tape   *Tape[float32]
-	vtape  Tape[float32]
-	tokens [][]int
+	frames          [][]byte
+	batch           []Obs
+	tape            *Tape[float32]
+	vtape           Tape[float32]
+	tokens          [][]int
 	dlp, dent, dval []float32
-	n      int
+	n               int
 }
 
 var _ kernels.FrameNetwork = (*Policy)(nil)
