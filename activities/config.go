@@ -3,7 +3,9 @@ package activities
 import (
 	"github.com/accerl/accerl/activities/engine"
 	"github.com/accerl/accerl/kernels"
+	"github.com/accerl/accerl/kernels/vla"
 	"github.com/accerl/accerl/specs"
+	"github.com/accerl/accerl/testenv/tabletop"
 )
 
 // advEps is ε in (A − μ)/sqrt(σ² + ε) for batch-wide advantage normalisation.
@@ -44,6 +46,7 @@ func EngineConfig(c specs.Config, seed uint64, totalUpdates int) engine.Config {
 			Hidden:     append([]int(nil), c.Policy.Hidden...),
 			Activation: c.Policy.Activation,
 			InitLogStd: c.Policy.InitLogStd,
+			VLA:        vlaSettings(c),
 		},
 		Learner: kernels.LearnerConfig{
 			LossConfig: kernels.LossConfig{
@@ -70,6 +73,27 @@ func EngineConfig(c specs.Config, seed uint64, totalUpdates int) engine.Config {
 		WorldModel:        worldModelSettings(c.WorldModel),
 		InjectNaNAtUpdate: c.Debug.NaNAtUpdate,
 		Seed:              seed,
+	}
+}
+
+// vlaSettings maps the policy's vla block onto the frames of framedEnv: the spec's cameras
+// at its image size, the tabletop word vocabulary (padded to vocab_size) and the instruction
+// ids after the images; nil without a vla block.
+func vlaSettings(c specs.Config) *engine.VLASettings {
+	v := c.Policy.VLA
+	if v == nil {
+		return nil
+	}
+	words := len(tabletop.Vocabulary())
+	bins := c.Policy.Bins
+	if bins == 0 {
+		bins = kernels.DefaultBins
+	}
+	return &engine.VLASettings{
+		ImageSize: c.Env.ImageSize, Patch: v.Patch, Cameras: len(c.Env.Cameras),
+		Dim: v.Dim, Layers: v.Layers, Heads: v.Heads, MLPRatio: v.MLPRatio,
+		WordVocab: words, VocabSize: max(v.VocabSize, words+vla.NumSpecial+bins), ProprioDim: tabletop.ProprioDim,
+		FullHead: !v.SlimHead, InstrTokens: InstructionTokens, InstrPad: tabletop.TokenPad,
 	}
 }
 

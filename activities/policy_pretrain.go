@@ -76,53 +76,48 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 		return p.Result, nil
 	}
 	start := time.Now()
-	cfg := BCConfig(c, in.Seed)
+	epochs := c.Pretrain.Epochs
 	err = withHeartbeat(ctx, bcHeartbeatS*time.Second, func(report func(any)) error {
-		report(bcProgress{Phase: contract.PhaseDemos, Epochs: cfg.Epochs})
-		demos, err := bc.Collect(bc.CollectInput{Suite: c.Env.Suite, Tasks: c.Env.Tasks, PerTask: c.Pretrain.DemosPerTask,
-			Noise: c.Pretrain.Noise, Seed: in.Seed})
+		report(bcProgress{Phase: contract.PhaseDemos, Epochs: epochs})
+		tr, err := newCloner(c, in.Seed, &res)
 		if err != nil {
 			return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		tr, err := bc.NewTrainer(cfg, demos)
-		if err != nil {
-			return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
-		}
-		res.Demos, res.Samples = len(demos), tr.Samples()
-		for _, d := range demos {
-			res.DemoSteps += int64(len(d.Actions))
-		}
 		if st, dir, err := latestBCState(root); err != nil {
 			return err
 		} else if st != nil {
-			if err := tr.Restore(*st); err != nil {
+			if err := tr.restore(st); err != nil {
 				return fmt.Errorf("pretrain policy: resume from %s: %w", dir, err)
 			}
-			res.ResumedFrom = st.Epoch
+			res.ResumedFrom = tr.Epochs()
 		}
 		for !tr.Done() {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			report(bcProgress{Phase: contract.PhaseClone, Epoch: tr.Epochs(), Epochs: cfg.Epochs})
+			report(bcProgress{Phase: contract.PhaseClone, Epoch: tr.Epochs(), Epochs: epochs})
 			if _, err := tr.Epoch(); err != nil {
 				return temporal.NewApplicationErrorWithCause(err.Error(), ErrTypeTraining, err)
 			}
-			dir, err := saveBCState(root, in.SpecHash, tr.State())
+			st, err := tr.state()
 			if err != nil {
 				return err
 			}
-			report(bcProgress{Phase: contract.PhaseClone, Epoch: tr.Epochs(), Epochs: cfg.Epochs, Checkpoint: dir})
+			dir, err := saveBCState(root, in.SpecHash, tr.Epochs(), st)
+			if err != nil {
+				return err
+			}
+			report(bcProgress{Phase: contract.PhaseClone, Epoch: tr.Epochs(), Epochs: epochs, Checkpoint: dir})
 		}
-		res.EpochLoss = tr.Result().EpochLoss
-		params, err := tr.Model().FoldedParams(c.Policy.InitLogStd)
+		res.EpochLoss = tr.epochLoss()
+		params, err := tr.params()
 		if err != nil {
 			return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
 		}
-		report(bcProgress{Phase: contract.PhaseEvaluate, Epoch: tr.Epochs(), Epochs: cfg.Epochs})
+		report(bcProgress{Phase: contract.PhaseEvaluate, Epoch: tr.Epochs(), Epochs: epochs})
 		eng, err := NewEngine(c, in.Seed, int(c.TotalUpdates()), nil)
 		if err != nil {
 			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("pretrain policy: create engine: %v", err), ErrTypeBadInput, err)
@@ -160,21 +155,18 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 	return res, nil
 }
 
-func saveBCState(root, specHash string, s bc.TrainerState) (string, error) {
-	b, err := json.Marshal(s)
-	if err != nil {
-		return "", fmt.Errorf("encode bc state: %w", err)
-	}
-	dir := filepath.Join(root, fmt.Sprintf("epoch-%06d", s.Epoch))
-	m := checkpoint.Manifest{SpecHash: specHash, Counters: map[string]int64{"epoch": int64(s.Epoch)}, Created: time.Now().UTC()}
+func saveBCState(root, specHash string, epoch int, b []byte) (string, error) {
+	dir := filepath.Join(root, fmt.Sprintf("epoch-%06d", epoch))
+	m := checkpoint.Manifest{SpecHash: specHash, Counters: map[string]int64{"epoch": int64(epoch)}, Created: time.Now().UTC()}
 	if err := checkpoint.Save(dir, m, map[string][]byte{bcStateFile: b}); err != nil {
 		return "", err
 	}
 	return dir, nil
 }
 
-// latestBCState loads the newest epoch checkpoint under root that verifies (nil when none).
-func latestBCState(root string) (*bc.TrainerState, string, error) {
+// latestBCState loads the trainer state of the newest epoch checkpoint under root that
+// verifies (nil when none).
+func latestBCState(root string) ([]byte, string, error) {
 	dir, _, files, _, err := checkpoint.Latest(root)
 	if err != nil || dir == "" {
 		return nil, "", err
@@ -183,11 +175,7 @@ func latestBCState(root string) (*bc.TrainerState, string, error) {
 	if !ok {
 		return nil, "", nil // the final checkpoint did not verify above; start over
 	}
-	var s bc.TrainerState
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, "", fmt.Errorf("decode bc state in %s: %w", dir, err)
-	}
-	return &s, dir, nil
+	return b, dir, nil
 }
 
 func saveBCPolicy(dir, specHash string, p bcPolicy) error {

@@ -39,6 +39,9 @@ type Policy struct {
 	// ExecuteSteps is how many actions of each chunk run before the next query
 	// (1 ≤ ExecuteSteps ≤ ActionChunk; 0 means all of them).
 	ExecuteSteps int `json:"execute_steps,omitempty"`
+	// VLA, when set (a vla block), makes the policy the micro-VLA over the cameras'
+	// frames instead of the MLP over the state vector (see VLA).
+	VLA *VLA `json:"vla,omitempty"`
 }
 
 // Chunk returns the effective action chunk K (at least 1) and how many of its actions run
@@ -62,6 +65,7 @@ var policySchema = &hcl.BodySchema{
 		{Name: attrChunk},
 		{Name: attrExecute},
 	},
+	Blocks: []hcl.BlockHeaderSchema{{Type: blockVLA}},
 }
 
 // decodePolicy applies a policy block onto p.
@@ -74,6 +78,9 @@ func (d *decoder) decodePolicy(block *hcl.Block, p *Policy) {
 	d.setFloat(c.Attributes, blockPolicy, attrInitLogStd, &p.InitLogStd, between(-20, 5))
 	d.setInt(c.Attributes, blockPolicy, attrChunk, &p.ActionChunk, between(1, maxActionChunk))
 	d.setInt(c.Attributes, blockPolicy, attrExecute, &p.ExecuteSteps, between(1, maxActionChunk))
+	if b := d.single(c.Blocks, blockVLA); b != nil {
+		d.decodeVLA(b, &p.VLA)
+	}
 }
 
 // maxActionChunk bounds policy.action_chunk: AcceRL and OpenVLA-OFT use 8 to 25 actions per

@@ -86,9 +86,9 @@ func checkPretrain(c Config, src *sources, add func(subject hcl.Range, summary, 
 			fmt.Sprintf("policy.execute_steps (%d) must not exceed policy.action_chunk (%d), because each query writes action_chunk actions and runs the first execute_steps of them. Lower execute_steps or raise action_chunk.",
 				p.ExecuteSteps, max(1, p.ActionChunk)))
 	}
-	if p.ActionChunk > 1 && p.Action != ActionGaussian {
+	if p.ActionChunk > 1 && p.Action != ActionGaussian && p.VLA == nil {
 		add(src.blame(joinPath(blockPolicy, attrChunk), pathAction), "Action chunks need the gaussian head",
-			fmt.Sprintf("policy.action_chunk = %d writes %d actions per query, which only the gaussian head does (policy.action is %q). Set action = %q, or remove action_chunk.",
+			fmt.Sprintf("policy.action_chunk = %d writes %d actions per query, which only the gaussian head and the VLA do (policy.action is %q). Set action = %q, add a vla block, or remove action_chunk.",
 				p.ActionChunk, p.ActionChunk, p.Action, ActionGaussian))
 	}
 	if !c.Pretrain.Enabled {
@@ -99,9 +99,9 @@ func checkPretrain(c Config, src *sources, add func(subject hcl.Range, summary, 
 			fmt.Sprintf("the pretrain block clones the tabletop suites' scripted expert, and env %q has none. Use env \"tabletop\" { suite = ... }, or remove the pretrain block (or set enabled = false in it).",
 				c.Env.Kind))
 	}
-	if p.Action != ActionGaussian {
+	if p.Action != ActionGaussian && p.VLA == nil {
 		add(src.blame(pathPretrain, pathAction), "Behaviour cloning needs the gaussian head",
-			fmt.Sprintf("the pretrain block fits the policy's mean action to the expert's by least squares, which needs policy.action = %q (it is %q). Set action = %q.",
+			fmt.Sprintf("the pretrain block fits the policy's mean action to the expert's by least squares, which needs policy.action = %q (it is %q). Set action = %q, or add a vla block (cloned by cross-entropy on its action tokens).",
 				ActionGaussian, p.Action, ActionGaussian))
 	}
 	if c.WorldModel.Enabled {

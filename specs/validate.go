@@ -75,6 +75,7 @@ func checkArm(arm Arm, src *sources) hcl.Diagnostics {
 	checkTabletop(c, src, add)
 	checkRemote(c, src, add)
 	checkPretrain(c, src, add)
+	checkVLA(c, src, add)
 	if a := c.Algorithm; a.AnnealLR && a.LRSchedule != LRScheduleConstant && int64(a.WarmupUpdates) >= c.TotalUpdates() {
 		add(src.blame(pathWarmup, pathEnvSteps, pathAnnealLR), "Warmup longer than the run",
 			fmt.Sprintf("algorithm.warmup_updates (%d) must be fewer than the run's planned updates (%d: budget.env_steps %d at %d real steps per update), because the annealed learning rate decays to 0 over the updates after the warmup. Lower warmup_updates, raise budget.env_steps, or set anneal_lr = false.",

@@ -32,6 +32,10 @@ type VLAConfig struct {
 	LR             float64 // Adam's initial learning rate, decayed linearly to LR/10 over the run
 	MaxGradNorm    float64 // global gradient-norm clip; 0 disables it
 	Seed           uint64
+	// VocabSize pads the vocabulary with unused ids up to this size (0: words, specials
+	// and bins only); FullHead scores with the full-vocabulary head instead of the slim one.
+	VocabSize int
+	FullHead  bool
 }
 
 // DefaultVLAConfig is the measured pixel recipe: width 64, 2 layers of 2
@@ -65,8 +69,8 @@ func (c VLAConfig) ModelConfig() vla.Config {
 	words := len(tabletop.Vocabulary())
 	return vla.Config{ImageSize: c.ImageSize, Patch: c.Patch, Cameras: len(c.cameras()),
 		Dim: c.Dim, Layers: c.Layers, Heads: c.Heads, MLPRatio: c.MLPRatio,
-		MaxInstr: maxInstructionTokens(), WordVocab: words, VocabSize: words + vla.NumSpecial + ActionBins,
-		ActionDims: tabletop.ActionDim * c.Chunk, Bins: ActionBins, ProprioDim: tabletop.ProprioDim, SlimHead: true}
+		MaxInstr: maxInstructionTokens(), WordVocab: words, VocabSize: max(c.VocabSize, words+vla.NumSpecial+ActionBins),
+		ActionDims: tabletop.ActionDim * c.Chunk, Bins: ActionBins, ProprioDim: tabletop.ProprioDim, SlimHead: !c.FullHead}
 }
 
 // Validate reports the first problem of c.

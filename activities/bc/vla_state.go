@@ -1,0 +1,95 @@
+package bc
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// VLATrainerState is a VLATrainer after a whole number of epochs: the network and the
+// optimizer as their versioned, checksummed binary checkpoints ([vla.Net.MarshalBinary],
+// [vla.Adam.MarshalBinary]) and the per-epoch record. A trainer built with the same config
+// and demonstrations continues from it bit-identically (each epoch's shuffle has its own
+// random stream).
+type VLATrainerState struct {
+	Epoch         int       `json:"epoch"`
+	InitialLoss   float64   `json:"initial_loss"`
+	EpochLoss     []float64 `json:"epoch_loss"`
+	EpochAccuracy []float64 `json:"epoch_accuracy"`
+	Seen          int       `json:"seen"`
+	TrainS        float64   `json:"train_s"`
+	Net           []byte    `json:"net"`
+	Adam          []byte    `json:"adam"`
+}
+
+// State returns the trainer's state after its last epoch.
+func (t *VLATrainer) State() (VLATrainerState, error) {
+	net, err := t.m.Net.MarshalBinary()
+	if err != nil {
+		return VLATrainerState{}, fmt.Errorf("bc vla state: %w", err)
+	}
+	opt, err := t.opt.MarshalBinary()
+	if err != nil {
+		return VLATrainerState{}, fmt.Errorf("bc vla state: %w", err)
+	}
+	return VLATrainerState{Epoch: t.epoch, InitialLoss: t.loss0, EpochLoss: slices.Clone(t.losses),
+		EpochAccuracy: slices.Clone(t.accs), Seen: t.seen, TrainS: t.wall.Seconds(), Net: net, Adam: opt}, nil
+}
+
+// Restore continues from s, a State of a trainer built with the same config and
+// demonstrations; a network of another size is refused by its checkpoint header.
+func (t *VLATrainer) Restore(s VLATrainerState) error {
+	if s.Epoch < 0 || s.Epoch > t.cfg.Epochs || len(s.EpochLoss) != s.Epoch || len(s.EpochAccuracy) != s.Epoch {
+		return fmt.Errorf("bc vla restore: epoch %d with %d losses and %d accuracies, of %d epochs",
+			s.Epoch, len(s.EpochLoss), len(s.EpochAccuracy), t.cfg.Epochs)
+	}
+	if err := t.m.Net.UnmarshalBinary(s.Net); err != nil {
+		return fmt.Errorf("bc vla restore: %w", err)
+	}
+	if err := t.opt.UnmarshalBinary(s.Adam); err != nil {
+		return fmt.Errorf("bc vla restore: %w", err)
+	}
+	t.epoch, t.loss0, t.seen = s.Epoch, s.InitialLoss, s.Seen
+	t.losses, t.accs = slices.Clone(s.EpochLoss), slices.Clone(s.EpochAccuracy)
+	t.wall = time.Duration(s.TrainS * float64(time.Second))
+	return nil
+}
+
+// Epochs returns the number of epochs done.
+func (t *VLATrainer) Epochs() int { return t.epoch }
+
+// FoldedParams returns the network's parameters as float64, with the proprio
+// standardisation folded into the proprio layer, for an engine policy (vla.Policy) that
+// reads the raw proprioception: the linear map of x̂_j = (x_j − μ_j)/σ_j is the map of x with
+// W'[o][j] = W[o][j]/σ_j and b'[o] = b[o] − Σ_j W[o][j]μ_j/σ_j, exact up to rounding.
+func (m *VLAModel) FoldedParams() ([]float64, error) {
+	w32 := m.Net.Params()
+	p := make([]float64, len(w32))
+	for i, v := range w32 {
+		p[i] = float64(v)
+	}
+	var weight, bias = -1, -1
+	var out, in int
+	for _, s := range m.Net.Spans() {
+		switch s.Name {
+		case "proprio.weight":
+			weight, out, in = s.Offset, s.Shape[0], s.Shape[1]
+		case "proprio.bias":
+			bias = s.Offset
+		}
+	}
+	if weight < 0 || bias < 0 || in != len(m.Proprio.Mean) {
+		return nil, fmt.Errorf("fold bc vla model: no proprio layer of %d inputs", len(m.Proprio.Mean))
+	}
+	mean, std := m.Proprio.Mean, m.Proprio.Std
+	for o := range out {
+		w := p[weight+o*in : weight+(o+1)*in]
+		shift := 0.0
+		for j := range w {
+			w[j] /= std[j]
+			shift += w[j] * mean[j]
+		}
+		p[bias+o] -= shift
+	}
+	return p, nil
+}

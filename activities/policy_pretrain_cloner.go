@@ -1,0 +1,114 @@
+package activities
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/accerl/accerl/activities/bc"
+	"github.com/accerl/accerl/specs"
+)
+
+// cloner is one behaviour-cloning trainer as PretrainPolicy drives it, epoch by epoch: the
+// state-vector policy's (bc.Trainer) or the VLA's (bc.VLATrainer).
+type cloner interface {
+	Done() bool
+	Epochs() int
+	Epoch() (float64, error)
+	// state and restore are the content of an epoch checkpoint.
+	state() ([]byte, error)
+	restore(b []byte) error
+	epochLoss() []float64
+	// params are the warm-start parameters in the engine policy's layout.
+	params() ([]float64, error)
+}
+
+// newCloner records the arm's demonstrations (with images for a VLA) and builds its trainer,
+// filling the demonstration counts of res.
+func newCloner(c specs.Config, seed uint64, res *PretrainPolicyResult) (cloner, error) {
+	in := bc.CollectInput{Suite: c.Env.Suite, Tasks: c.Env.Tasks, PerTask: c.Pretrain.DemosPerTask,
+		Noise: c.Pretrain.Noise, Seed: seed}
+	if c.Policy.VLA != nil {
+		cfg := BCVLAConfig(c, seed)
+		demos, err := bc.CollectImages(bc.ImageCollectInput{CollectInput: in, ImageSize: cfg.ImageSize, Cameras: cfg.Cameras})
+		if err != nil {
+			return nil, err
+		}
+		tr, err := bc.NewVLATrainer(cfg, demos)
+		if err != nil {
+			return nil, err
+		}
+		res.Demos, res.Samples = len(demos), tr.Samples()
+		for _, d := range demos {
+			res.DemoSteps += int64(len(d.Actions))
+		}
+		return vlaCloner{tr}, nil
+	}
+	demos, err := bc.Collect(in)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := bc.NewTrainer(BCConfig(c, seed), demos)
+	if err != nil {
+		return nil, err
+	}
+	res.Demos, res.Samples = len(demos), tr.Samples()
+	for _, d := range demos {
+		res.DemoSteps += int64(len(d.Actions))
+	}
+	return mlpCloner{tr, c.Policy.InitLogStd}, nil
+}
+
+// BCVLAConfig maps an arm's policy (its vla block and action chunk), env (image size,
+// cameras) and pretrain blocks onto bc.VLAConfig, so that the cloned network is the one
+// the engine's VLA policy (activities' vlaSettings) goes on training.
+func BCVLAConfig(c specs.Config, seed uint64) bc.VLAConfig {
+	v, p := c.Policy.VLA, c.Pretrain
+	k, execute := c.Policy.Chunk()
+	return bc.VLAConfig{ImageSize: c.Env.ImageSize, Patch: v.Patch, Cameras: append([]string(nil), c.Env.Cameras...),
+		Dim: v.Dim, Layers: v.Layers, Heads: v.Heads, MLPRatio: v.MLPRatio, Chunk: k, Execute: execute,
+		Epochs: p.Epochs, Batch: p.Batch, LR: p.LearningRate, MaxGradNorm: bcGradNormClip, Seed: seed,
+		VocabSize: v.VocabSize, FullHead: !v.SlimHead}
+}
+
+type mlpCloner struct {
+	*bc.Trainer
+	logStd float64
+}
+
+func (m mlpCloner) state() ([]byte, error) { return marshalState(m.State()) }
+func (m mlpCloner) restore(b []byte) error {
+	var s bc.TrainerState
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("decode bc state: %w", err)
+	}
+	return m.Restore(s)
+}
+func (m mlpCloner) epochLoss() []float64        { return m.Result().EpochLoss }
+func (m mlpCloner) params() ([]float64, error) { return m.Model().FoldedParams(m.logStd) }
+
+type vlaCloner struct{ *bc.VLATrainer }
+
+func (v vlaCloner) state() ([]byte, error) {
+	s, err := v.State()
+	if err != nil {
+		return nil, err
+	}
+	return marshalState(s)
+}
+func (v vlaCloner) restore(b []byte) error {
+	var s bc.VLATrainerState
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("decode bc vla state: %w", err)
+	}
+	return v.Restore(s)
+}
+func (v vlaCloner) epochLoss() []float64        { return v.Result().EpochLoss }
+func (v vlaCloner) params() ([]float64, error) { return v.Model().FoldedParams() }
+
+func marshalState(s any) ([]byte, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("encode bc state: %w", err)
+	}
+	return b, nil
+}
