@@ -83,7 +83,7 @@ func (m mlpCloner) restore(b []byte) error {
 	}
 	return m.Restore(s)
 }
-func (m mlpCloner) epochLoss() []float64        { return m.Result().EpochLoss }
+func (m mlpCloner) epochLoss() []float64       { return m.Result().EpochLoss }
 func (m mlpCloner) params() ([]float64, error) { return m.Model().FoldedParams(m.logStd) }
 
 type vlaCloner struct{ *bc.VLATrainer }
@@ -102,7 +102,7 @@ func (v vlaCloner) restore(b []byte) error {
 	}
 	return v.Restore(s)
 }
-func (v vlaCloner) epochLoss() []float64        { return v.Result().EpochLoss }
+func (v vlaCloner) epochLoss() []float64       { return v.Result().EpochLoss }
 func (v vlaCloner) params() ([]float64, error) { return v.Model().FoldedParams() }
 
 func marshalState(s any) ([]byte, error) {

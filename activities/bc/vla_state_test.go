@@ -1,0 +1,132 @@
+package bc
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/accerl/accerl/kernels"
+	"github.com/accerl/accerl/kernels/vla"
+	"github.com/accerl/accerl/testenv/tabletop"
+)
+
+func tinyVLAConfig() VLAConfig {
+	return VLAConfig{ImageSize: 16, Patch: 8, Cameras: []string{tabletop.CameraAgentview}, Dim: 16, Layers: 1, Heads: 2,
+		MLPRatio: 2, Chunk: 2, Execute: 1, Epochs: 3, Batch: 16, LR: 3e-3, MaxGradNorm: 1, Seed: 4}
+}
+
+func tinyImageDemos(t *testing.T) []ImageDemo {
+	t.Helper()
+	demos, err := CollectImages(ImageCollectInput{CollectInput: CollectInput{Suite: tabletop.SuiteSpatial, Tasks: []int{0}, PerTask: 2, Noise: 0.1, Seed: 3},
+		ImageSize: 16, Cameras: []string{tabletop.CameraAgentview}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return demos
+}
+
+// A VLA trainer restored from an epoch's state (through JSON, as PretrainPolicy checkpoints
+// it) trains the remaining epochs bit-identically to the uninterrupted one.
+func TestVLATrainerStateResumesExactly(t *testing.T) {
+	demos := tinyImageDemos(t)
+	ref, err := NewVLATrainer(tinyVLAConfig(), demos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for !ref.Done() {
+		if _, err := ref.Epoch(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, _ := NewVLATrainer(tinyVLAConfig(), demos)
+	if _, err := a.Epoch(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := a.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(st)
+	var back VLATrainerState
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := NewVLATrainer(tinyVLAConfig(), demos)
+	if err := r.Restore(back); err != nil {
+		t.Fatal(err)
+	}
+	for !r.Done() {
+		if _, err := r.Epoch(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(r.Model().Net.Params(), ref.Model().Net.Params()) || !slices.Equal(r.Result().EpochLoss, ref.Result().EpochLoss) {
+		t.Errorf("resumed training differs: losses %v vs %v", r.Result().EpochLoss, ref.Result().EpochLoss)
+	}
+	back.Epoch = 7
+	if err := r.Restore(back); err == nil {
+		t.Error("restore of epoch 7 of 3 epochs: no error")
+	}
+}
+
+// The folded parameters make the engine's VLA policy, which reads the raw proprioception
+// from the observation and the images and instruction from the frame, act as the trained
+// model does on standardised proprioception: the same greedy tokens and values.
+func TestVLAFoldedParamsMatchEnginePolicy(t *testing.T) {
+	demos := tinyImageDemos(t)
+	cfg := tinyVLAConfig()
+	cfg.Epochs = 1
+	m, _, err := TrainVLA(cfg, demos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, err := m.FoldedParams()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := m.Net.Config()
+	const pad = 9999 // a frame's unused instruction places
+	low, high := unitBox(mc.ActionDims)
+	pc := vla.PolicyConfig{Model: mc, ObsDim: 10, InstrTokens: mc.MaxInstr, InstrPad: pad, Low: low, High: high}
+	pol := vla.NewPolicy(pc, rand.New(rand.NewPCG(1, 1)))
+	pol.SetParams(params)
+
+	d := demos[0]
+	var obs []float64
+	var frames [][]byte
+	var ref []vla.Obs
+	for _, i := range []int{0, len(d.Actions) / 2, len(d.Actions) - 1} {
+		row := append(slices.Clone(d.Proprio[i]), 0.5, -0.5) // two values past the proprio, unused
+		obs = append(obs, row...)
+		f := slices.Clone(d.Images[i][0])
+		for k := range mc.MaxInstr {
+			id := pad
+			if k < len(d.Instr) {
+				id = d.Instr[k]
+			}
+			f = binary.LittleEndian.AppendUint16(f, uint16(id))
+		}
+		frames = append(frames, f)
+		ref = append(ref, m.obs(d.Images[i], d.Instr, d.Proprio[i]))
+	}
+	n := len(frames)
+	pol.SetFrames(frames)
+	a := kernels.Actions{Tokens: make([]int, n*mc.ActionDims)}
+	pol.Greedy(obs, n, a)
+	vals := make([]float64, n)
+	pol.Values(obs, n, vals)
+	tok, _, v := m.Net.Act(ref, nil, true)
+	for i := range n {
+		if !slices.Equal(a.Tokens[i*mc.ActionDims:(i+1)*mc.ActionDims], tok[i]) {
+			t.Errorf("row %d: engine policy tokens %v, trained model %v", i, a.Tokens[i*mc.ActionDims:(i+1)*mc.ActionDims], tok[i])
+		}
+		// float32 arithmetic on re-rounded weights: agreement to ~1e-5 relative; 1e-3
+		// absolute is far below any value difference that matters.
+		if math.Abs(vals[i]-float64(v[i])) > 1e-3 {
+			t.Errorf("row %d: value %v, trained model %v", i, vals[i], v[i])
+		}
+	}
+}
