@@ -94,7 +94,27 @@ func crashSpec(c crashCase) string {
     hidden = [16, 16]
   }`
 	}
-	if c.bc {
+	if c.vla {
+		policy = `policy {
+    action        = "tokens"
+    action_chunk  = 4
+    execute_steps = 2
+    vla {
+      dim    = 16
+      layers = 1
+    }
+  }
+  pretrain {
+    demos_per_task = 4
+    epochs         = 6
+    batch          = 32
+    learning_rate  = 3e-3
+  }
+  evaluation {
+    episodes = 4
+    greedy   = true
+  }`
+	} else if c.bc {
 		policy = `policy {
     action        = "gaussian"
     hidden        = [32, 32]
@@ -250,6 +270,9 @@ func TestCrashResume(t *testing.T) {
 		// Behaviour cloning, then RL: the first process dies while PretrainPolicy saves its
 		// first epoch, the second while RL saves segment 2; the random kills land in either.
 		{name: "bc", mode: "sync", budget: 12288, tabletop: true, bc: true, hooks: []string{"epoch-", "seg-000002"}},
+		// The micro-VLA over the frames, cloned by cross-entropy, then token-level PPO: the
+		// same two kills, in its BC epochs and in its RL segments.
+		{name: "vla", mode: "sync", budget: 4096, tabletop: true, vla: true, hooks: []string{"epoch-", "seg-000002"}},
 	} {
 		t.Run(c.name, func(t *testing.T) { testCrashResume(t, c) })
 	}
@@ -265,6 +288,7 @@ type crashCase struct {
 	worldModel bool
 	tabletop   bool
 	bc         bool
+	vla        bool
 	hooks      []string
 }
 
