@@ -83,6 +83,17 @@
 // [Config.ActionToTokens] / [Config.TokensToAction] the binning (bin
 // centres low + (b + ½)(high − low)/Bins).
 //
+// # In the RL engine
+//
+// [Policy] is the model as a kernels.FrameNetwork, the interface of accerl's
+// learner and inference service: it reads each observation's proprioception
+// from the engine's observation vector and the images and instruction from
+// the observation's frame ([PolicyConfig] says where), samples the action
+// tokens with Act, and scores them for the token-level PPO, GIPO, SAPO and
+// v-trace losses with Forward and Backward. The learner's optimiser works on
+// float64 master parameters that Policy rounds into the float32 model after
+// every step (mixed precision).
+//
 // # Conventions
 //
 // The model is generic over its element type: [Model] = Net[float32] acts
