@@ -42,3 +42,19 @@ func ThroughputBench() ThroughputConfig {
 func BenchThroughput(ctx context.Context, cfg ThroughputConfig) (*ThroughputResult, error) {
 	return engine.BenchThroughput(ctx, cfg)
 }
+
+// PipelineBench is the throughput workload of an arm: its resolved config c as TrainSegment
+// runs it (EngineConfig, the arm's environments with their policy wrappers: action chunks,
+// frames), with the simulated step latency lat instead of the spec's, measured in sync and
+// async mode by engine.BenchThroughput. `accerl bench vla --pipeline` runs the micro-VLA
+// through it.
+func PipelineBench(c specs.Config, lat testenv.Latency, seed uint64, workload string) ThroughputConfig {
+	cfg := engine.DefaultBenchConfig()
+	cfg.Config = EngineConfig(c, seed, int(c.TotalUpdates()))
+	cfg.Config.MaxEnvSteps = 0 // phases are timed, not budgeted
+	cfg.Envs = func(ec engine.Config) engine.EnvFactory {
+		return policyEnvFactory(c.Env, c.Policy, lat, ec.Workers, ec.EnvsPerWorker, ec.Seed, nil)
+	}
+	cfg.Workload = workload
+	return cfg
+}

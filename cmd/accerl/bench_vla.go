@@ -91,11 +91,16 @@ func benchVLA(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	preset := fs.String("preset", "default", "model size: "+strings.Join(presets, ", ")+"; small is the RL-sized model (width 64, 2 layers, 32×32 cameras, V = 4096), about 10× cheaper per sample (see 'go doc ./kernels/vla SmallConfig')")
 	batchList := fs.String("batch", "1,16,64", "comma-separated Act batch sizes; each adds about two seconds, and the slim speedup is reported at 64")
 	jsonOut := fs.String("json", "", "also write the results to this JSON file")
+	pipeline := fs.Bool("pipeline", false, "instead, run the VLA policy of 'bench learn tabletop-spatial-vla' through the RL pipeline (rollout, batched inference, token-level PPO) in sync and async mode, env-bound (simulated step latency) and inference-bound (none); about 2 minutes")
+	phase := fs.Duration("phase", 20*time.Second, "with --pipeline: wall time of each sync or async phase")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("bench vla: unexpected argument %q", fs.Arg(0))
+	}
+	if *pipeline {
+		return benchVLAPipeline(ctx, *phase, *jsonOut, stdout)
 	}
 	mk, ok := vlaPresets[*preset]
 	if !ok {
