@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/accerl/accerl/testenv/tabletop"
 )
 
 // Attribute paths the resource check blames.
@@ -103,6 +105,48 @@ func sum(xs []float64) float64 {
 	return s
 }
 
+// vlaMemory estimates the micro-VLA policy's memory (kernels/vla) for minibatches of rows:
+//
+//   - parameters: per camera a patch stem, its bias and position embeddings; the camera
+//     embedding; token embedding and LM head (V × dim each, V the vocabulary with the words
+//     and the bins action tokens); sequence positions; the proprio map; per block the
+//     attention (4·dim² + 4·dim), the MLP (2·ratio·dim² + (ratio+1)·dim) and two layer norms;
+//     the final norm and the value head. Each parameter costs 40 bytes in training (float32
+//     value and gradient, float64 master, gradient and Adam's two moments) and 12 more in
+//     the inference replica (float32 value, float64 copy);
+//   - activations of a training minibatch, in float32: per layer and position about
+//     (10 + 2·ratio)·dim values plus heads·seq attention probabilities, and per action token
+//     the bins log-probabilities and probabilities.
+func vlaMemory(c Config, rows float64) []memoryPart {
+	v := c.Policy.VLA
+	d, r := float64(v.Dim), float64(v.MLPRatio)
+	s, p := float64(c.Env.ImageSize), float64(v.Patch)
+	cams := float64(max(len(c.Env.Cameras), 1))
+	bins := float64(max(c.Policy.Bins, 2))
+	k, _ := c.Policy.Chunk()
+	actTok := 7 * float64(k)
+	const instr, proprio = 21, tabletop.ProprioDim // the longest tabletop instruction, in tokens
+	vocab := max(float64(v.VocabSize), float64(len(tabletop.Vocabulary()))+2+bins)
+	patches := 0.0
+	if p > 0 {
+		patches = (s / p) * (s / p)
+	}
+	seq := cams*patches + instr + 1 + actTok
+	params := cams*(d*p*p*3+d+patches*d) + cams*d + 2*vocab*d + (instr+1+actTok)*d + d*proprio + d +
+		float64(v.Layers)*(4*d*d+4*d+2*r*d*d+(r+1)*d+4*d) + 2*d + d + 1
+	act := rows * seq * float64(v.Layers) * ((10+2*r)*d + float64(v.Heads)*seq) * 4
+	act += rows * actTok * bins * 2 * 4
+	return []memoryPart{{
+		what:  fmt.Sprintf("the VLA policy's %.3g parameters with their gradients, float64 masters, Adam moments and inference replica", params),
+		bytes: params * (40 + 12),
+		paths: []string{pathVLA, pathBins, pathAction},
+	}, {
+		what:  "the activations of a VLA minibatch",
+		bytes: act,
+		paths: []string{pathVLA, pathBatchSteps, pathMaxBatch},
+	}}
+}
+
 // memoryPart is one contributor to an arm's memory estimate.
 type memoryPart struct {
 	what  string   // "the policy's parameters, gradients and Adam moments"
@@ -155,11 +199,15 @@ func estimateMemory(c Config) []memoryPart {
 
 	rows := float64(c.Algorithm.BatchSteps) / float64(max(c.Algorithm.Minibatches, 1))
 	rows = max(rows, float64(c.Pipeline.Inference.MaxBatch))
-	parts = append(parts, memoryPart{
-		what:  "the activations of a minibatch",
-		bytes: rows * 2 * 2 * (sum(hidden) + outs) * 8,
-		paths: []string{pathHidden, pathBatchSteps, pathMaxBatch},
-	})
+	if c.Policy.VLA != nil {
+		parts = vlaMemory(c, rows)
+	} else {
+		parts = append(parts, memoryPart{
+			what:  "the activations of a minibatch",
+			bytes: rows * 2 * 2 * (sum(hidden) + outs) * 8,
+			paths: []string{pathHidden, pathBatchSteps, pathMaxBatch},
+		})
+	}
 
 	const stepScalars = 8 // reward, done, value, log-probability, version, ...
 	stepBytes := (obs + acts + stepScalars) * 8

@@ -47,11 +47,21 @@ func TestCheckResources(t *testing.T) {
 		{"world model", "", "", "enabled = true\n    obs_hidden = [100000, 100000]", []string{"more memory", "the world model's"}},
 		{"offline data", "", "", "enabled = true\n    offline_trajectories = 1000000000", []string{"more memory", "offline episodes"}},
 		{"world model off", "", "", "obs_hidden = [100000, 100000]", nil},
+		// Hand count for dim 64, 2 layers, two 32×32 cameras in 8×8 patches, chunk 1 (7
+		// action tokens), V = words + 2 + 256: well under a GiB.
+		{"vla fits", "action = \"tokens\"\n    vla {}", "", "", nil},
+		{"vla too big", "action = \"tokens\"\n    vla {\n      dim = 2048\n      layers = 48\n      heads = 16\n    }", "", "", []string{"more memory", "the VLA policy's", "parameters"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			src := resourceSpec(c.policy, c.pipeline, c.worldModel)
-			if strings.Contains(c.policy, "tokens") {
+			switch {
+			case strings.Contains(c.policy, "vla"):
+				src = []byte(strings.Replace(string(src), `env "cartpole" {}`, `env "tabletop" {
+    image_size = 32
+    pixels     = true
+  }`, 1))
+			case strings.Contains(c.policy, "tokens"):
 				src = []byte(strings.Replace(string(src), `env "cartpole" {}`, `env "pendulum" {}`, 1))
 			}
 			_, diags := Parse("x.hcl", src, nil)
