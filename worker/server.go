@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -16,8 +15,6 @@ import (
 	"time"
 
 	uiserver "github.com/temporalio/ui-server/v2/server"
-	"go.temporal.io/sdk/client"
-	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/server/common/cluster"
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/log"
@@ -47,8 +44,21 @@ type ServerConfig struct {
 	StateDir string
 	// Namespaces are created on first start (and on every start if missing).
 	Namespaces []string
-	// Port is the frontend gRPC port on 127.0.0.1; 0 picks a free port.
+	// IP is the address the frontend listens on: "" (127.0.0.1), another of this host's
+	// addresses, or 0.0.0.0 for every interface. One that other hosts can reach needs TLS or
+	// Insecure (see CheckBind). The history, matching and worker services stay on 127.0.0.1.
+	IP string
+	// Port is the frontend gRPC port on IP; 0 picks a free port.
 	Port int
+	// TLS is the frontend's certificate and key; with a CA it requires client certificates
+	// that CA signed (mutual TLS). With TLS the server's own clients — its system workers, the
+	// search-attribute setup, the Web UI, and the accerl processes that share StateDir (they
+	// read server.addr) — use an internal frontend on 127.0.0.1 that, like the history and
+	// matching services, speaks plaintext on the loopback interface only: they hold no client
+	// certificate, and the server's certificate need not name 127.0.0.1.
+	TLS TLSFiles
+	// Insecure allows an IP other hosts can reach without TLS.
+	Insecure bool
 	// LogLevel is the server's log level ("warn" by default); logs go to StateDir/server.log.
 	LogLevel string
 	// UIPort is where Temporal's Web UI listens on 127.0.0.1 (DefaultUIPort is
@@ -63,6 +73,7 @@ type ServerConfig struct {
 type Server struct {
 	srv      temporal.Server
 	hostPort string
+	local    string // LocalHostPort
 	lock     *os.File
 	dir      string
 	ui       *uiserver.Server // nil when no UI runs
@@ -88,10 +99,11 @@ func (e *BusyError) Error() string {
 func (e *BusyError) Unwrap() error { return ErrStateDirBusy }
 
 // StartServer starts the embedded Temporal server (frontend, history, matching and worker
-// services in this process, static membership, one history shard) on 127.0.0.1, persisted to
-// StateDir/temporal.db. The database schema and namespaces are created on first use; a later
-// start on the same directory brings back every workflow. If another process already serves the
-// directory, StartServer returns a *BusyError carrying that server's address.
+// services in this process, static membership, one history shard) on 127.0.0.1, or its
+// frontend on cfg.IP, persisted to StateDir/temporal.db. The database schema and namespaces
+// are created on first use; a later start on the same directory brings back every workflow.
+// If another process already serves the directory, StartServer returns a *BusyError carrying
+// that server's address.
 //
 // Every namespace gets accerl's custom search attributes (workflows.SearchAttributeKeys): a
 // new one when it is created, one created by an older accerl when the server starts. With
@@ -103,6 +115,16 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	if cfg.Port < 0 || cfg.Port > 65535 {
 		return nil, fmt.Errorf("start temporal server: port %d is not between 1 and 65535", cfg.Port)
 	}
+	if err := CheckBind(cfg.IP, cfg.TLS.On(), cfg.Insecure); err != nil {
+		return nil, err
+	}
+	var frontendTLS config.GroupTLS
+	if cfg.TLS.On() {
+		var err error
+		if frontendTLS, err = cfg.TLS.frontendTLS(); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create state directory: %w", err)
 	}
@@ -112,12 +134,12 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	}
 	if cfg.Port != 0 {
 		// The server exits the process when its frontend cannot bind: say why instead.
-		if err := checkFree(net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Port))); err != nil {
+		if err := checkFree(net.JoinHostPort(bindIP(cfg.IP), strconv.Itoa(cfg.Port))); err != nil {
 			_ = lock.Close()
 			return nil, fmt.Errorf("start temporal server: %w", err)
 		}
 	}
-	srv, hostPort, err := newServer(cfg)
+	srv, addrs, err := newServer(cfg, frontendTLS)
 	if err != nil {
 		_ = lock.Close()
 		return nil, err
@@ -126,19 +148,19 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 		_ = lock.Close()
 		return nil, fmt.Errorf("start temporal server: %w", err)
 	}
-	if err := ensureSearchAttributesAt(hostPort, namespaces(cfg)); err != nil {
+	if err := ensureSearchAttributesAt(addrs.local, namespaces(cfg)); err != nil {
 		_ = srv.Stop()
 		_ = lock.Close()
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(cfg.StateDir, addrFileName), []byte(hostPort+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(cfg.StateDir, addrFileName), []byte(addrs.local+"\n"), 0o644); err != nil {
 		_ = srv.Stop()
 		_ = lock.Close()
 		return nil, fmt.Errorf("write server address: %w", err)
 	}
-	s := &Server{srv: srv, hostPort: hostPort, lock: lock, dir: cfg.StateDir}
+	s := &Server{srv: srv, hostPort: addrs.frontend, local: addrs.local, lock: lock, dir: cfg.StateDir}
 	if cfg.UIPort != 0 {
-		s.ui, s.uiURL, s.uiErr = startUI(cfg.UIPort, hostPort, namespaces(cfg)[0])
+		s.ui, s.uiURL, s.uiErr = startUI(cfg.UIPort, addrs.local, namespaces(cfg)[0])
 	}
 	return s, nil
 }
@@ -156,13 +178,9 @@ func namespaces(cfg ServerConfig) []string {
 func ensureSearchAttributesAt(hostPort string, namespaces []string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c, err := client.DialContext(ctx, client.Options{
-		HostPort:  hostPort,
-		Namespace: namespaces[0],
-		Logger:    sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-	})
+	c, err := Dial(ctx, hostPort, namespaces[0], TLSFiles{})
 	if err != nil {
-		return fmt.Errorf("connect to the embedded server: %w", err)
+		return fmt.Errorf("embedded server: %w", err)
 	}
 	defer c.Close()
 	for _, ns := range namespaces {
@@ -173,8 +191,14 @@ func ensureSearchAttributesAt(hostPort string, namespaces []string) error {
 	return nil
 }
 
-// HostPort is the frontend address clients and workers dial.
+// HostPort is the frontend's address: ServerConfig.IP (127.0.0.1 for 0.0.0.0, which listens
+// there too) and its port. With TLS, clients dial it with TLS.
 func (s *Server) HostPort() string { return s.hostPort }
+
+// LocalHostPort is where the processes on this host dial the server without TLS: the
+// internal frontend on 127.0.0.1 when the frontend has TLS, else HostPort. It is the address
+// recorded in the state directory's server.addr.
+func (s *Server) LocalHostPort() string { return s.local }
 
 // UI returns the Web UI's URL (http://127.0.0.1:PORT), or "" when it does not run: not asked
 // for (ServerConfig.UIPort 0), or asked for but unable to start, which err says why (its
@@ -246,7 +270,34 @@ func readAddr(dir string) string {
 // clusterName is the embedded server's one cluster.
 const clusterName = "active"
 
-func newServer(cfg ServerConfig) (temporal.Server, string, error) {
+// serverAddrs are the addresses a server's clients dial.
+type serverAddrs struct {
+	frontend string // Server.HostPort
+	local    string // Server.LocalHostPort
+}
+
+// bindIP is the address the frontend listens on for ServerConfig.IP.
+func bindIP(ip string) string {
+	if ip == "" {
+		return "127.0.0.1"
+	}
+	return ip
+}
+
+// dialIP is the address this host dials to reach a listener on ip: a listener on every
+// interface (0.0.0.0, ::) is reached on the loopback address.
+func dialIP(ip string) string {
+	switch addr := net.ParseIP(bindIP(ip)); {
+	case addr.Equal(net.IPv4zero):
+		return "127.0.0.1"
+	case addr.Equal(net.IPv6unspecified):
+		return "::1"
+	}
+	return bindIP(ip)
+}
+
+func newServer(cfg ServerConfig, frontendTLS config.GroupTLS) (temporal.Server, serverAddrs, error) {
+	var addrs serverAddrs
 	level := cfg.LogLevel
 	if level == "" {
 		level = "warn"
@@ -254,52 +305,69 @@ func newServer(cfg ServerConfig) (temporal.Server, string, error) {
 	sqlCfg := sqlConfig(cfg.StateDir)
 	if _, err := os.Stat(sqlCfg.DatabaseName); errors.Is(err, os.ErrNotExist) {
 		if err := sqlite.SetupSchema(sqlCfg); err != nil {
-			return nil, "", fmt.Errorf("create temporal schema in %s: %w", sqlCfg.DatabaseName, err)
+			return nil, addrs, fmt.Errorf("create temporal schema in %s: %w", sqlCfg.DatabaseName, err)
 		}
 	}
 	var nsCfgs []*sqlite.NamespaceConfig
 	for _, ns := range namespaces(cfg) {
 		nc, err := sqlite.NewNamespaceConfig(clusterName, ns, false, searchAttributeTypes())
 		if err != nil {
-			return nil, "", fmt.Errorf("namespace %q: %w", ns, err)
+			return nil, addrs, fmt.Errorf("namespace %q: %w", ns, err)
 		}
 		nsCfgs = append(nsCfgs, nc)
 	}
 	if err := sqlite.CreateNamespaces(sqlCfg, nsCfgs...); err != nil {
-		return nil, "", fmt.Errorf("create namespaces: %w", err)
+		return nil, addrs, fmt.Errorf("create namespaces: %w", err)
 	}
 
 	frontendPort := cfg.Port
 	if frontendPort == 0 {
 		p, err := freePort()
 		if err != nil {
-			return nil, "", err
+			return nil, addrs, err
 		}
 		frontendPort = p
 	}
-	hostPort := net.JoinHostPort("127.0.0.1", strconv.Itoa(frontendPort))
-	services := map[primitives.ServiceName]int{primitives.FrontendService: frontendPort}
-	for _, name := range []primitives.ServiceName{primitives.HistoryService, primitives.MatchingService, primitives.WorkerService} {
-		p, err := freePort()
-		if err != nil {
-			return nil, "", err
-		}
-		services[name] = p
+	addrs.frontend = net.JoinHostPort(dialIP(cfg.IP), strconv.Itoa(frontendPort))
+	addrs.local = addrs.frontend
+	backends := []primitives.ServiceName{primitives.HistoryService, primitives.MatchingService, primitives.WorkerService}
+	if cfg.TLS.On() {
+		// The server's own clients use the internal frontend, which has the internode
+		// services' (no) TLS; Temporal picks it for them when the config has one.
+		backends = append(backends, primitives.InternalFrontendService)
 	}
 
-	svcCfg := map[string]config.Service{}
-	hosts := map[primitives.ServiceName]static.Hosts{}
-	var names []string
-	for name, port := range services {
+	svcCfg := map[string]config.Service{
+		string(primitives.FrontendService): {RPC: config.RPC{GRPCPort: frontendPort, BindOnIP: bindIP(cfg.IP)}},
+	}
+	hosts := map[primitives.ServiceName]static.Hosts{
+		primitives.FrontendService: {All: []string{addrs.frontend}, Self: addrs.frontend},
+	}
+	names := []string{string(primitives.FrontendService)}
+	for _, name := range backends {
+		port, err := freePort()
+		if err != nil {
+			return nil, addrs, err
+		}
 		svcCfg[string(name)] = config.Service{RPC: config.RPC{GRPCPort: port, BindOnIP: "127.0.0.1"}}
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		hosts[name] = static.Hosts{All: []string{addr}, Self: addr}
 		names = append(names, string(name))
+		if name == primitives.InternalFrontendService {
+			addrs.local = addr
+		}
+	}
+	// Without an internal frontend, the system workers dial the public one (with one, the
+	// config must leave this empty).
+	var publicClient config.PublicClient
+	if addrs.local == addrs.frontend {
+		publicClient.HostPort = addrs.frontend
 	}
 
 	conf := &config.Config{
 		Global: config.Global{
 			Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: "127.0.0.1"},
+			TLS:        config.RootTLS{Frontend: frontendTLS},
 		},
 		Persistence: config.Persistence{
 			DefaultStore:     sqliteplugin.PluginName,
@@ -313,7 +381,7 @@ func newServer(cfg ServerConfig) (temporal.Server, string, error) {
 			MasterClusterName:        clusterName,
 			CurrentClusterName:       clusterName,
 			ClusterInformation: map[string]cluster.ClusterInformation{
-				clusterName: {Enabled: true, InitialFailoverVersion: 1, RPCAddress: hostPort},
+				clusterName: {Enabled: true, InitialFailoverVersion: 1, RPCAddress: addrs.frontend},
 			},
 		},
 		DCRedirectionPolicy: config.DCRedirectionPolicy{Policy: "noop"},
@@ -328,7 +396,7 @@ func newServer(cfg ServerConfig) (temporal.Server, string, error) {
 				Visibility: config.VisibilityArchivalNamespaceDefaults{State: "disabled"},
 			},
 		},
-		PublicClient: config.PublicClient{HostPort: hostPort},
+		PublicClient: publicClient,
 	}
 
 	logPath := filepath.Join(cfg.StateDir, logFileName)
@@ -344,9 +412,9 @@ func newServer(cfg ServerConfig) (temporal.Server, string, error) {
 		temporal.WithLogger(logger),
 	)
 	if err != nil {
-		return nil, "", fmt.Errorf("create temporal server: %w", err)
+		return nil, addrs, fmt.Errorf("create temporal server: %w", err)
 	}
-	return srv, hostPort, nil
+	return srv, addrs, nil
 }
 
 // fatalToStderr ends the process, as the server's fatal log entries do (a port it cannot bind,

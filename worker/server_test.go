@@ -37,20 +37,7 @@ func TestEmbeddedServerPersistsAndLocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := sdkworker.New(c, "test", sdkworker.Options{})
-	w.RegisterWorkflow(echo)
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "echo-1", TaskQueue: "test"}, echo, "hi")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got string
-	if err := run.Get(ctx, &got); err != nil || got != "echo: hi" {
-		t.Fatalf("workflow result %q, %v", got, err)
-	}
-	w.Stop()
+	runEcho(ctx, t, c, "echo-1", "hi")
 	c.Close()
 	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
@@ -62,6 +49,7 @@ func TestEmbeddedServerPersistsAndLocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = srv2.Stop() }()
+	var got string
 	c2, err := client.DialContext(ctx, client.Options{HostPort: srv2.HostPort(), Namespace: DefaultNamespace})
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +57,26 @@ func TestEmbeddedServerPersistsAndLocks(t *testing.T) {
 	defer c2.Close()
 	if err := c2.GetWorkflow(ctx, "echo-1", "").Get(ctx, &got); err != nil || got != "echo: hi" {
 		t.Fatalf("after restart: result %q, %v", got, err)
+	}
+}
+
+// runEcho runs the echo workflow with ID id on c, served by a worker it starts and stops,
+// and checks its result.
+func runEcho(ctx context.Context, t *testing.T, c client.Client, id, s string) {
+	t.Helper()
+	w := sdkworker.New(c, "test", sdkworker.Options{})
+	w.RegisterWorkflow(echo)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: "test"}, echo, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	if err := run.Get(ctx, &got); err != nil || got != "echo: "+s {
+		t.Fatalf("workflow result %q, %v", got, err)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
-	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/accerl/accerl/activities/telemetry"
@@ -28,6 +26,8 @@ type temporalFlags struct {
 	stateDir  string
 	addr      string
 	namespace string
+	// tls are the files of a TLS connection to --temporal.
+	tls *worker.TLSFiles
 	// ui is the Web UI to serve with the embedded server when connect starts one; nil (the
 	// commands that only look something up) serves none.
 	ui *uiFlags
@@ -38,7 +38,24 @@ func addTemporalFlags(fs *flag.FlagSet) *temporalFlags {
 	fs.StringVar(&t.stateDir, "state-dir", defaultStateDir(), "directory for the embedded Temporal server's SQLite database and logs (ignored with --temporal); default $ACCERL_STATE_DIR, else .accerl, so that status works from any directory when it is set")
 	fs.Var((*hostPort)(&t.addr), "temporal", "host:port of an existing Temporal frontend; empty starts (or reuses) the embedded server in --state-dir")
 	fs.StringVar(&t.namespace, "namespace", worker.DefaultNamespace, "Temporal namespace")
+	t.tls = addTLSFlags(fs, tlsFlagHelp{
+		cert: "client certificate (PEM) to present to a --temporal server that requires one ('accerl server --tls-ca'); needs --tls-key",
+		ca:   "CA certificate(s) (PEM) that verify the --temporal server's certificate, which must name the host dialled. Any --tls-* flag dials with TLS; without --tls-ca the system's roots verify the server",
+	})
 	return t
+}
+
+// tlsFlagHelp is the help of the --tls-cert and --tls-ca flags, which differ between the
+// server and its clients.
+type tlsFlagHelp struct{ cert, ca string }
+
+// addTLSFlags adds --tls-cert, --tls-key and --tls-ca to fs.
+func addTLSFlags(fs *flag.FlagSet, help tlsFlagHelp) *worker.TLSFiles {
+	f := &worker.TLSFiles{}
+	fs.StringVar(&f.Cert, "tls-cert", "", help.cert)
+	fs.StringVar(&f.Key, "tls-key", "", "private key (PEM) of --tls-cert")
+	fs.StringVar(&f.CA, "tls-ca", "", help.ca)
+	return f
 }
 
 // uiFlags are the Web UI flags of the commands that start the embedded server (run, server).
@@ -164,6 +181,9 @@ const ownerPoll = time.Second
 func (t *temporalFlags) connect(ctx context.Context, stderr io.Writer) (*conn, error) {
 	addr := t.addr
 	c := &conn{}
+	if addr == "" && t.tls.On() {
+		return nil, errors.New("--tls-cert, --tls-key and --tls-ca are for the server given with --temporal HOST:PORT; without --temporal accerl uses the embedded server of --state-dir, which this host's processes reach without TLS on 127.0.0.1")
+	}
 	if addr == "" {
 		dir, err := filepath.Abs(t.stateDir)
 		if err != nil {
@@ -186,14 +206,13 @@ func (t *temporalFlags) connect(ctx context.Context, stderr io.Writer) (*conn, e
 			printUI(stderr, stderr, srv)
 		}
 	}
-	cl, err := client.DialContext(ctx, client.Options{
-		HostPort:  addr,
-		Namespace: t.namespace,
-		Logger:    sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-	})
+	cl, err := worker.Dial(ctx, addr, t.namespace, *t.tls)
 	if err != nil {
 		c.close()
-		return nil, fmt.Errorf("connect to Temporal at %s: %w (is the server running? start one with 'accerl server' or drop --temporal to use the embedded one)", addr, err)
+		if de := (*worker.DialError)(nil); errors.As(err, &de) && de.Hint == "" {
+			return nil, fmt.Errorf("%w (is the server running? start one with 'accerl server' or drop --temporal to use the embedded one)", err)
+		}
+		return nil, err
 	}
 	c.client = cl
 	return c, nil

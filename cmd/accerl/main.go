@@ -38,7 +38,9 @@ Commands:
   report DIR        regenerate the report of an experiment directory from stored metrics
   export DIR        write runs' metrics and episodes as Parquet (nulls, not NaN) or TensorBoard files
   worker            run a worker only (joins an existing Temporal server via --temporal)
-  server            run the embedded Temporal server and its Web UI only
+  server            run the embedded Temporal server and its Web UI only; --ip ADDR lets other
+                    hosts reach it, with TLS (--tls-cert, --tls-key; --tls-ca requires client
+                    certificates) or, on a network you trust, --insecure
   envserver         serve accerl's simulators over dm_env_rpc (gRPC) for env "remote" blocks
                     and Python clients (--listen 127.0.0.1:7000; loopback only unless --insecure)
   bench throughput  measure async vs sync env steps/s on the same slow-simulator workload
@@ -52,6 +54,9 @@ Commands:
   render            write an episode of a tabletop task as PNG frames and a contact sheet
   demos             record the scripted expert's demonstrations of a tabletop suite (Arrow IPC)
   version           print accerl's version and the Temporal and Arrow modules it is built with
+
+Commands that dial a server with --temporal take --tls-ca (verify it), --tls-cert and --tls-key
+(a client certificate, when it asks for one).
 
 Run 'accerl <command> --help' for a command's flags. Find runs by arm, seed, experiment or spec
 hash with the search attributes AccerlArm, AccerlSeed, AccerlExperiment and AccerlSpecHash:

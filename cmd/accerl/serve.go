@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -98,10 +99,16 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 func cmdServer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("server", "server [flags]   — run the embedded Temporal server alone (SQLite in --state-dir)", stderr)
+	fs := newFlagSet("server", "server [--ip ADDR --tls-cert FILE --tls-key FILE [--tls-ca FILE]] [flags]   — run the embedded Temporal server alone (SQLite in --state-dir)", stderr)
 	stateDir := fs.String("state-dir", defaultStateDir(), "directory for the SQLite database and logs (default $ACCERL_STATE_DIR, else .accerl)")
 	port := portNumber(7233)
-	fs.Var(&port, "port", "frontend gRPC port on 127.0.0.1")
+	fs.Var(&port, "port", "frontend gRPC port on --ip")
+	ip := fs.String("ip", "127.0.0.1", "IP address the frontend listens on: one of this host's, or 0.0.0.0 for every interface, so that workers and commands on other hosts can dial it with --temporal. One other hosts can reach needs --tls-cert and --tls-key, or --insecure. The other Temporal services stay on 127.0.0.1")
+	tlsFiles := addTLSFlags(fs, tlsFlagHelp{
+		cert: "the frontend's certificate (PEM), which must name the host name or IP address clients dial; turns on TLS and needs --tls-key",
+		ca:   "CA certificate(s) (PEM): require every client to present a certificate one of them signed (mutual TLS), which clients give with --tls-cert and --tls-key. Without it any client that reaches the port gets in",
+	})
+	insecure := fs.Bool("insecure", false, "allow an --ip other hosts can reach without TLS. The frontend has no authentication: anyone who reaches the port can start, stop and read every workflow, so use it only on a network you trust")
 	namespace := fs.String("namespace", worker.DefaultNamespace, "namespace to create")
 	ui := addUIFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -111,17 +118,45 @@ func cmdServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	srv, err := worker.StartServer(worker.ServerConfig{StateDir: dir, Port: int(port), Namespaces: []string{*namespace}, UIPort: ui.serverPort()})
+	srv, err := worker.StartServer(worker.ServerConfig{
+		StateDir: dir, IP: *ip, Port: int(port), TLS: *tlsFiles, Insecure: *insecure,
+		Namespaces: []string{*namespace}, UIPort: ui.serverPort(),
+	})
 	if err != nil {
 		if errors.Is(err, worker.ErrPortInUse) {
 			return fmt.Errorf("%w; pick another with --port, or stop the process that has it", err)
 		}
 		return err
 	}
-	fmt.Fprintf(stdout, "Temporal server on %s (state in %s). Workers: accerl worker --temporal %s. Ctrl-C to stop.\n", srv.HostPort(), dir, srv.HostPort())
+	printServer(stdout, srv, *ip, *tlsFiles, dir)
 	printUI(stdout, stderr, srv)
 	<-ctx.Done()
 	return srv.Stop()
+}
+
+// printServer says where srv listens (its frontend on ip), how workers join it, and, when
+// its frontend has TLS, where this host's processes reach it without.
+func printServer(w io.Writer, srv *worker.Server, ip string, tf worker.TLSFiles, dir string) {
+	listen, join := srv.HostPort(), srv.HostPort()
+	if addr := net.ParseIP(ip); addr != nil && addr.IsUnspecified() {
+		_, port, _ := net.SplitHostPort(srv.HostPort())
+		listen = net.JoinHostPort(ip, port) + " (every interface)"
+		join = "HOST:" + port
+	}
+	security, flags := "", ""
+	switch {
+	case tf.CA != "":
+		security, flags = " with mutual TLS", " --tls-ca CA.pem --tls-cert CLIENT.pem --tls-key CLIENT-KEY.pem"
+	case tf.On():
+		security, flags = " with TLS", " --tls-ca CA.pem"
+	}
+	fmt.Fprintf(w, "Temporal server on %s%s (state in %s). Workers: accerl worker --temporal %s%s. Ctrl-C to stop.\n", listen, security, dir, join, flags)
+	if tf.On() {
+		fmt.Fprintln(w, "Clients dial it by a host name or IP address that its certificate names.")
+	}
+	if srv.LocalHostPort() != srv.HostPort() {
+		fmt.Fprintf(w, "Processes on this host reach it without TLS at %s (in %s), as the accerl commands without --temporal do.\n", srv.LocalHostPort(), filepath.Join(dir, "server.addr"))
+	}
 }
 
 // printPartial says why rep is partial, one reason a line: runs not finished, and files
