@@ -130,3 +130,46 @@ func TestVLAFoldedParamsMatchEnginePolicy(t *testing.T) {
 		}
 	}
 }
+
+// Random-shift augmentation translates each image by whole pixels with the edges repeated:
+// a shift of (1, 0) moves every pixel one place left, the last column repeats.
+func TestVLAShiftAugmentation(t *testing.T) {
+	cfg := tinyVLAConfig()
+	cfg.Shift = 2
+	tr := &VLATrainer{cfg: cfg}
+	const s = 16
+	im := make([]uint8, s*s*3)
+	for i := range im {
+		im[i] = uint8(i / 3 % 251)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	seen := map[[2]int]bool{}
+	for range 200 {
+		out := tr.shifted(0, [][]uint8{im}, rng)[0]
+		// Recover the offset from pixel (8, 8), then check every pixel against it.
+		var dx, dy int
+		found := false
+		for oy := -2; oy <= 2 && !found; oy++ {
+			for ox := -2; ox <= 2 && !found; ox++ {
+				if out[(8*s+8)*3] == im[((8+oy)*s+8+ox)*3] {
+					dx, dy, found = ox, oy, true
+				}
+			}
+		}
+		if !found {
+			t.Fatal("pixel (8, 8) comes from no offset within 2")
+		}
+		seen[[2]int{dx, dy}] = true
+		for y := range s {
+			for x := range s {
+				sy, sx := min(max(y+dy, 0), s-1), min(max(x+dx, 0), s-1)
+				if out[(y*s+x)*3] != im[(sy*s+sx)*3] {
+					t.Fatalf("offset (%d, %d): pixel (%d, %d) is %d, want source (%d, %d) = %d", dx, dy, x, y, out[(y*s+x)*3], sx, sy, im[(sy*s+sx)*3])
+				}
+			}
+		}
+	}
+	if len(seen) != 25 {
+		t.Errorf("%d distinct offsets in 200 draws, want all 25 of [−2, 2]²", len(seen))
+	}
+}

@@ -36,6 +36,12 @@ type VLAConfig struct {
 	// and bins only); FullHead scores with the full-vocabulary head instead of the slim one.
 	VocabSize int
 	FullHead  bool
+	// Shift is random-shift augmentation (DrQ, Kostrikov et al. 2020; Diffusion Policy's
+	// random crops): every training image is translated by a uniform whole-pixel offset in
+	// [−Shift, Shift]² per sample and epoch, the edge pixels repeated into the gap, so that
+	// the network cannot key on exact pixel positions of a few hundred demonstrations. 0
+	// trains on the images as recorded.
+	Shift int
 }
 
 // DefaultVLAConfig is the measured pixel recipe: width 64, 2 layers of 2
@@ -165,6 +171,7 @@ type VLATrainer struct {
 	bo    []vla.Obs
 	bt    [][]int
 	order []int
+	aug   [][]uint8 // the batch's shifted images (Shift > 0), one buffer per sample and camera
 }
 
 // NewVLATrainer prepares pixel BC on demos: the standardised proprio, the
@@ -239,6 +246,7 @@ func (t *VLATrainer) Epoch() (float64, error) {
 	start := time.Now()
 	cfg, b, net := t.cfg, t.b, t.m.Net
 	shuffleOrder(t.order, cfg.Seed, 0x71a00+uint64(t.epoch))
+	shiftRNG := rand.New(rand.NewPCG(cfg.Seed, 0x5a1f700+uint64(t.epoch)))
 	perEpoch := t.n / b
 	total := cfg.Epochs * perEpoch
 	steps := t.epoch * perEpoch
@@ -246,6 +254,9 @@ func (t *VLATrainer) Epoch() (float64, error) {
 	for s := range perEpoch {
 		for r, i := range t.order[s*b : (s+1)*b] {
 			t.bo[r], t.bt[r] = t.obs[i], t.tok[i]
+			if cfg.Shift > 0 {
+				t.bo[r].Images = t.shifted(r, t.obs[i].Images, shiftRNG)
+			}
 		}
 		t.opt.LR = decayedLR(cfg.LR, steps, total)
 		t.tape = net.ForwardInto(t.tape, t.bo, t.bt)
@@ -273,6 +284,30 @@ func (t *VLATrainer) Epoch() (float64, error) {
 	t.wall += time.Since(start)
 	t.seen += perEpoch * b
 	return l, nil
+}
+
+// shifted returns the images of batch row r translated by one random offset per image
+// (see VLAConfig.Shift), written into the trainer's buffers for that row.
+func (t *VLATrainer) shifted(r int, images [][]uint8, rng *rand.Rand) [][]uint8 {
+	s, k := t.cfg.ImageSize, t.cfg.Shift
+	out := make([][]uint8, len(images))
+	for c, im := range images {
+		j := r*len(images) + c
+		for len(t.aug) <= j {
+			t.aug = append(t.aug, make([]uint8, len(im)))
+		}
+		dst := t.aug[j]
+		dx, dy := rng.IntN(2*k+1)-k, rng.IntN(2*k+1)-k
+		for y := range s {
+			sy := min(max(y+dy, 0), s-1)
+			for x := range s {
+				sx := min(max(x+dx, 0), s-1)
+				copy(dst[(y*s+x)*3:(y*s+x)*3+3], im[(sy*s+sx)*3:(sy*s+sx)*3+3])
+			}
+		}
+		out[c] = dst
+	}
+	return out
 }
 
 // TrainVLA is NewVLATrainer followed by cfg.Epochs calls of Epoch.

@@ -67,6 +67,7 @@ func benchBC(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	dim := fs.Int("dim", vdef.Dim, "vla: transformer width; the cost per token grows about quadratically with it")
 	layers := fs.Int("layers", vdef.Layers, "vla: transformer blocks; the cost grows linearly with them")
 	heads := fs.Int("heads", vdef.Heads, "vla: attention heads per block; must divide --dim")
+	shift := fs.Int("shift", 0, "vla: random-shift augmentation, each training image translated by up to this many pixels per sample and epoch (edges repeated); 0 trains on the images as recorded")
 	patch := fs.Int("patch", vdef.Patch, "vla: patch side in pixels; must divide --image-size, and each camera gives (image-size/patch)² tokens")
 	imageSize := fs.Int("image-size", vdef.ImageSize, "vla: camera image side in pixels, a power of two 16..256; larger shows more detail at more tokens and rendering")
 	cameras := fs.String("cameras", strings.Join(vdef.Cameras, ","), "vla: comma-separated cameras the policy sees, of "+strings.Join(tabletop.Cameras(), ", "))
@@ -99,7 +100,7 @@ func benchBC(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		cfg := vdef
 		cfg.ImageSize, cfg.Patch, cfg.Cameras = *imageSize, *patch, strings.Split(*cameras, ",")
 		cfg.Dim, cfg.Layers, cfg.Heads = *dim, *layers, *heads
-		cfg.Chunk, cfg.Execute, cfg.Seed = *chunk, *execute, *seed
+		cfg.Chunk, cfg.Execute, cfg.Seed, cfg.Shift = *chunk, *execute, *seed, *shift
 		cfg.Epochs, cfg.Batch = orDefault(*epochs, vdef.Epochs), orDefault(*batch, vdef.Batch)
 		if *lr > 0 {
 			cfg.LR = *lr
