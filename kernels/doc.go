@@ -41,6 +41,11 @@
 // normalisation ([DefaultLearnerConfig]) it is CleanRL's ppo.py for
 // discrete actions. The learner satisfies [Learner].
 //
+// The learner trains any [Network]: [Policy] is one, and package vla's
+// micro-VLA (a transformer over camera frames and an instruction) is
+// another; a [FrameNetwork] also reads each sample's frame, which a [Batch]
+// then carries in Frames (and each [Piece] in NextFrame).
+//
 // # Reference semantics
 //
 // The models and learners follow CleanRL's ppo.py and
