@@ -3,27 +3,55 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
+
+	"golang.org/x/term"
 
 	"github.com/accerl/accerl/workflows"
 )
 
-// progressView draws one progress bar per run. On a terminal it redraws the bars in place;
-// otherwise (a pipe, a CI log) it prints a block of lines every 10 seconds and at the end.
+// progressView draws one progress bar per run. On a terminal it redraws the bars in place,
+// each cut to the terminal's width; otherwise (a pipe, a CI log) it prints a block of lines
+// of at most 80 columns every 10 seconds and at the end.
 type progressView struct {
 	w        io.Writer
 	tty      bool
-	drawn    int // lines drawn last time (terminal mode)
+	width    func() int // columns available to a line
+	drawn    int        // lines drawn last time (terminal mode)
 	last     time.Time
 	lastText string
+	now      func() time.Time
+	rates    map[string][]rateSample // recent (time, env steps) per run, for the current rate
 }
 
+// rateSample is one observation of a run's env-step counter.
+type rateSample struct {
+	t     time.Time
+	steps int64
+}
+
+// rateWindow is how far back the current rate looks: long enough to span a few training
+// segments' reports, short enough to show a slowdown within a minute.
+const rateWindow = 30 * time.Second
+
 func newProgressView(w io.Writer) *progressView {
-	return &progressView{w: w, tty: isTerminal(w)}
+	v := &progressView{w: w, tty: isTerminal(w), width: func() int { return 80 }, now: time.Now, rates: map[string][]rateSample{}}
+	if f, ok := w.(*os.File); ok && v.tty {
+		v.width = func() int {
+			if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
+				return cols
+			}
+			return 80
+		}
+	}
+	return v
 }
 
 func isTerminal(w io.Writer) bool {
@@ -35,10 +63,29 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-const barWidth = 24
+const barWidth = 10
 
-// progressLine renders one run as a bar with its counters.
-func progressLine(p workflows.RunProgress) string {
+// currentRate records p's counter and returns its env steps per second over the last
+// rateWindow (the rate now, not the average since the start); before a window of 5 seconds
+// has been seen it falls back to the run's average.
+func (v *progressView) currentRate(p workflows.RunProgress) float64 {
+	now := v.now()
+	h := append(v.rates[p.ID], rateSample{now, p.EnvSteps})
+	for len(h) > 2 && now.Sub(h[1].t) >= rateWindow {
+		h = h[1:]
+	}
+	v.rates[p.ID] = h
+	if dt := now.Sub(h[0].t).Seconds(); dt >= 5 {
+		return float64(h[len(h)-1].steps-h[0].steps) / dt
+	}
+	return p.StepsPerS()
+}
+
+// progressLine renders one run in at most width columns: its id, a bar, the share of the
+// budget, the steps, the current rate, the elapsed training time, the ETA at the current
+// rate, the recent return (and evaluation) and the status. Fields that do not fit are left
+// out from the right, except the status, which stays; a long id is cut.
+func progressLine(p workflows.RunProgress, rate float64, width int) string {
 	frac := 0.0
 	if p.BudgetSteps > 0 {
 		frac = min(1, float64(p.EnvSteps)/float64(p.BudgetSteps))
@@ -48,25 +95,85 @@ func progressLine(p workflows.RunProgress) string {
 	}
 	full := int(frac * barWidth)
 	bar := strings.Repeat("█", full) + strings.Repeat("░", barWidth-full)
-	ret := "     —"
+	head := fmt.Sprintf("%s %3.0f%% %s/%s", bar, 100*frac, shortInt(p.EnvSteps), shortInt(p.BudgetSteps))
+	// In order of priority: what is cut first is last.
+	fields := []string{fmt.Sprintf("%s/s", shortFloat(rate))}
+	if p.Status == workflows.StatusRunning && rate > 0 && p.BudgetSteps > p.EnvSteps {
+		fields = append(fields, "ETA "+shortDuration(float64(p.BudgetSteps-p.EnvSteps)/rate))
+	}
 	if p.Episodes > 0 {
-		ret = fmt.Sprintf("%6.1f", p.RecentReturn)
+		fields = append(fields, fmt.Sprintf("ret %.4g", p.RecentReturn))
 	}
 	if p.HasEval {
-		ret += fmt.Sprintf("  eval %6.1f", p.EvalReturn)
+		fields = append(fields, fmt.Sprintf("eval %.4g", p.EvalReturn))
 	}
-	line := fmt.Sprintf("%-20s %s %3.0f%%  %9s/%-9s steps  %5d upd  return %s  %7.0f steps/s  %s",
-		p.ID, bar, 100*frac, humanInt(p.EnvSteps), humanInt(p.BudgetSteps), p.Updates, ret, p.StepsPerS(), p.Status)
+	fields = append(fields, "T "+shortDuration(p.WallS))
+	tail := p.Status
 	if p.LastError != "" {
-		line += "  (" + p.LastError + ")"
+		tail += " (" + p.LastError + ")"
 	}
-	return line
+	id := p.ID
+	const idWidth = 16
+	if n := utf8.RuneCountInString(id); n > idWidth {
+		id = "…" + string([]rune(id)[n-idWidth+1:])
+	}
+	room := width - 1 - utf8.RuneCountInString(p.Status) // what the line may take before the status
+	line := cut(fmt.Sprintf("%-*s %s", idWidth, id, head), room)
+	for _, f := range fields {
+		if utf8.RuneCountInString(line)+1+utf8.RuneCountInString(f) > room {
+			break
+		}
+		line += " " + f
+	}
+	return cut(line+" "+tail, width)
+}
+
+// cut shortens s to at most n columns, marking a cut with "…".
+func cut(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:max(n-1, 0)]) + "…"
+	}
+	return s
+}
+
+// shortInt writes n in at most 6 characters: 12,345 as 12.3k, 1,234,567 as 1.23M.
+func shortInt(n int64) string {
+	switch {
+	case n < 10_000:
+		return strconv.FormatInt(n, 10)
+	case n < 1_000_000:
+		return strconv.FormatFloat(float64(n)/1e3, 'g', 3, 64) + "k"
+	default:
+		return strconv.FormatFloat(float64(n)/1e6, 'g', 3, 64) + "M"
+	}
+}
+
+// shortFloat writes a rate with 3 significant digits, no exponent below a million.
+func shortFloat(x float64) string {
+	if x >= 1000 {
+		return shortInt(int64(x))
+	}
+	return strconv.FormatFloat(x, 'f', max(0, 2-int(math.Floor(math.Log10(max(x, 1))))), 64)
+}
+
+// shortDuration writes seconds as 45s, 12m05s or 3h07m.
+func shortDuration(s float64) string {
+	d := time.Duration(s * float64(time.Second)).Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	default:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
 }
 
 func (v *progressView) render(ps []workflows.RunProgress) {
 	lines := make([]string, len(ps))
+	width := v.width()
 	for i, p := range ps {
-		lines[i] = progressLine(p)
+		lines[i] = progressLine(p, v.currentRate(p), width)
 	}
 	text := strings.Join(lines, "\n")
 	if v.tty {
