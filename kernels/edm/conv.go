@@ -112,35 +112,34 @@ func (l *conv[F]) geom() convGeom {
 	return convGeom{l.cin, l.n, l.h, l.wd, l.size, l.stride, l.size / 2, l.outSize(l.h), l.outSize(l.wd)}
 }
 
-// im2col writes the columns of x (CNHW) into col ((cin·size²) × (n·oh·ow)):
-//
-//	col[(c·size + r)·size + s][(i·oh + oy)·ow + ox] = x[c][i][oy·stride+r−pad][ox·stride+s−pad]
-//
-// with 0 outside the image. Rows of different input channels are filled by
-// different goroutines.
-func im2col[F Float](g convGeom, x, col []F) {
+// validCols returns the output columns [lo, hi) whose input column
+// ox·stride + s − pad lies inside the image for kernel column s.
+func (g convGeom) validCols(s int) (lo, hi int) {
+	lo = max(0, (g.pad-s+g.stride-1)/g.stride)
+	if last := g.w - 1 + g.pad - s; last >= 0 {
+		hi = min(g.ow, last/g.stride+1)
+	}
+	return lo, max(lo, hi)
+}
+
+// eachRow calls f for every input channel c, kernel offset (r, s), image
+// i and output row oy whose input row oy·stride + r − pad lies inside the
+// image, with the offset of that output row in the im2col matrix, the
+// offset of the input row in the CNHW tensor and the output columns
+// [lo, hi) whose input column lies inside it. Different input channels
+// are visited by different goroutines, and each call touches only its
+// channel's rows, so im2col and col2im need no locks.
+func (g convGeom) eachRow(f func(colRow, xRow, s, lo, hi int)) {
 	hw, q := g.h*g.w, g.oh*g.ow
 	p := g.n * q
 	forEach(g.cin, g.size*g.size*p, func(c int) {
 		for r := 0; r < g.size; r++ {
 			for s := 0; s < g.size; s++ {
-				row := col[((c*g.size+r)*g.size+s)*p:][:p]
+				lo, hi := g.validCols(s)
 				for i := 0; i < g.n; i++ {
-					plane := x[(c*g.n+i)*hw:][:hw]
 					for oy := 0; oy < g.oh; oy++ {
-						dst := row[i*q+oy*g.ow:][:g.ow]
-						iy := oy*g.stride + r - g.pad
-						if iy < 0 || iy >= g.h {
-							clear(dst)
-							continue
-						}
-						src := plane[iy*g.w:][:g.w]
-						for ox := range dst {
-							if ix := ox*g.stride + s - g.pad; ix >= 0 && ix < g.w {
-								dst[ox] = src[ix]
-							} else {
-								dst[ox] = 0
-							}
+						if iy := oy*g.stride + r - g.pad; iy >= 0 && iy < g.h {
+							f(((c*g.size+r)*g.size+s)*p+i*q+oy*g.ow, (c*g.n+i)*hw+iy*g.w, s, lo, hi)
 						}
 					}
 				}
@@ -149,31 +148,32 @@ func im2col[F Float](g convGeom, x, col []F) {
 	})
 }
 
-// col2im adds the columns col (laid out as im2col writes them) back into
-// dx (CNHW, zeroed by the caller): the adjoint of im2col.
+// im2col writes the columns of x (CNHW) into col ((cin·size²) × (n·oh·ow),
+// zeroed by the caller):
+//
+//	col[(c·size + r)·size + s][(i·oh + oy)·ow + ox] = x[c][i][oy·stride+r−pad][ox·stride+s−pad]
+//
+// leaving 0 where the input index falls outside the image.
+func im2col[F Float](g convGeom, x, col []F) {
+	g.eachRow(func(colRow, xRow, s, lo, hi int) {
+		dst, src := col[colRow:colRow+g.ow], x[xRow:xRow+g.w]
+		if g.stride == 1 {
+			copy(dst[lo:hi], src[lo+s-g.pad:])
+			return
+		}
+		for ox := lo; ox < hi; ox++ {
+			dst[ox] = src[ox*g.stride+s-g.pad]
+		}
+	})
+}
+
+// col2im adds the columns col (laid out as im2col writes them) into dx
+// (CNHW, zeroed by the caller): the adjoint of im2col.
 func col2im[F Float](g convGeom, col, dx []F) {
-	hw, q := g.h*g.w, g.oh*g.ow
-	p := g.n * q
-	forEach(g.cin, g.size*g.size*p, func(c int) {
-		for r := 0; r < g.size; r++ {
-			for s := 0; s < g.size; s++ {
-				row := col[((c*g.size+r)*g.size+s)*p:][:p]
-				for i := 0; i < g.n; i++ {
-					plane := dx[(c*g.n+i)*hw:][:hw]
-					for oy := 0; oy < g.oh; oy++ {
-						iy := oy*g.stride + r - g.pad
-						if iy < 0 || iy >= g.h {
-							continue
-						}
-						dst := plane[iy*g.w:][:g.w]
-						for ox, v := range row[i*q+oy*g.ow:][:g.ow] {
-							if ix := ox*g.stride + s - g.pad; ix >= 0 && ix < g.w {
-								dst[ix] += v
-							}
-						}
-					}
-				}
-			}
+	g.eachRow(func(colRow, xRow, s, lo, hi int) {
+		src, dst := col[colRow:colRow+g.ow], dx[xRow:xRow+g.w]
+		for ox := lo; ox < hi; ox++ {
+			dst[ox*g.stride+s-g.pad] += src[ox]
 		}
 	})
 }

@@ -158,9 +158,10 @@ func (l *dense[F]) backward(be kernels.Backend, x, dy []F, n int, dx []F) {
 // nn.SiLU): y = x·σ(x), σ(x) = 1/(1 + e^−x).
 func silu[F Float](x []F) []F {
 	y := make([]F, len(x))
-	forEach(len(x), 1, func(i int) {
-		v := float64(x[i])
-		y[i] = F(v / (1 + math.Exp(-v)))
+	forChunks(len(x), func(lo, hi int) {
+		for i, v := range x[lo:hi] {
+			y[lo+i] = F(float64(v) / (1 + math.Exp(-float64(v))))
+		}
 	})
 	return y
 }
@@ -168,10 +169,19 @@ func silu[F Float](x []F) []F {
 // siluBack returns dy ⊙ silu'(x), silu'(x) = σ(x)·(1 + x·(1 − σ(x))).
 func siluBack[F Float](x, dy []F) []F {
 	dx := make([]F, len(x))
-	forEach(len(x), 1, func(i int) {
-		v := float64(x[i])
-		s := 1 / (1 + math.Exp(-v))
-		dx[i] = dy[i] * F(s*(1+v*(1-s)))
+	forChunks(len(x), func(lo, hi int) {
+		for i, v := range x[lo:hi] {
+			u := float64(v)
+			s := 1 / (1 + math.Exp(-u))
+			dx[lo+i] = dy[lo+i] * F(s*(1+u*(1-s)))
+		}
 	})
 	return dx
+}
+
+// forChunks calls f on consecutive ranges [lo, hi) covering [0, n), in
+// parallel (forEach) for long inputs.
+func forChunks(n int, f func(lo, hi int)) {
+	const chunk = 1 << 12
+	forEach((n+chunk-1)/chunk, chunk, func(c int) { f(c*chunk, min(n, (c+1)*chunk)) })
 }
