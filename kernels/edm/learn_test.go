@@ -81,16 +81,16 @@ func lastFrame(c Config, b Batch[float32]) []float32 {
 // output conv), whose loss is the variance of F's target, ≈ 1 by EDM's
 // design (c_out normalises it); a model that has learnt nothing about the
 // frames can at best predict the target's per-σ mean, so a fall below
-// half of the initial loss means it predicts the frames. Measured: about
-// 1.3 → 0.2.
+// half of the initial loss means it predicts the frames. Measured: 1.52 →
+// 0.084 in 300 steps (about 25 s on 2 cores).
 //
 // Sampling: 3 Euler steps predict the next frame of 64 held-out samples; the trained
 // model's MSE must be below the untrained model's and below copying the
 // last frame. The untrained denoiser is D(x; σ) = c_skip·x, whose samples
-// are shrunken noise around 0 (MSE ≈ the frames' mean square, ≈ 0.3);
-// copying the last frame is wrong only on the ≤ 2·16 pixels the square
-// leaves and enters (MSE ≈ 0.1 when it moves), so beating it needs the
-// action to be used.
+// are shrunken noise around 0 (measured MSE 0.55); copying the last
+// frame is wrong only on the pixels the square leaves and enters
+// (measured 0.051), so beating it needs the action to be used (measured:
+// trained 0.028).
 func TestPretrainLossFallsAndSamplesImprove(t *testing.T) {
 	c := squaresConfig()
 	data := movingSquares(c, 16, 7)

@@ -20,7 +20,7 @@ const normEps = 1e-5
 //	x̂ = (x − μ_{i,g}) / sqrt(σ²_{i,g} + 1e-5) over the c/groups channels of group g of image i and all pixels
 //	y = x̂ ⊙ (1 + γ) + β
 //
-// With W = 0 it is a plain group norm.
+// With W = 0 and b = 0 it is a plain group norm.
 type adaNorm[F Float] struct {
 	c, groups int
 	film      dense[F] // condDim → 2c: [γ | β]
