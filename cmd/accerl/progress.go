@@ -150,6 +150,9 @@ func shortInt(n int64) string {
 
 // shortFloat writes a rate with 3 significant digits, no exponent below a million.
 func shortFloat(x float64) string {
+	if x == 0 {
+		return "0"
+	}
 	if x >= 1000 {
 		return shortInt(int64(x))
 	}
