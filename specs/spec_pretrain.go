@@ -12,6 +12,7 @@ const (
 	attrDemosPerTask = "demos_per_task"
 	attrBatch        = "batch"
 	attrNoise        = "noise"
+	attrShift        = "shift"
 
 	pathPretrain = blockPretrain + "." + attrEnabled
 )
@@ -38,6 +39,12 @@ type Pretrain struct {
 	// while recording; the labels stay the noise-free actions, so the data shows the
 	// corrections back from slightly wrong states.
 	Noise float64 `json:"noise"`
+	// Shift is random-shift augmentation of the VLA's training images: each is translated by
+	// up to this many whole pixels per sample and epoch (edges repeated), so that the
+	// network cannot key on the exact pixels of a few hundred demonstrations. VLA policies
+	// only; 0 (omitted from the JSON, so older specs keep their hash) trains on the images as
+	// recorded.
+	Shift int `json:"shift,omitempty"`
 }
 
 // DefaultPretrain is the measured BC recipe (activities/bc: 50 demos per task, 30 epochs,
@@ -54,6 +61,7 @@ var pretrainSchema = &hcl.BodySchema{
 		{Name: attrBatch},
 		{Name: attrLearningRate},
 		{Name: attrNoise},
+		{Name: attrShift},
 	},
 }
 
@@ -71,6 +79,7 @@ func (d *decoder) decodePretrain(block *hcl.Block, p *Pretrain) {
 	d.setInt(c.Attributes, blockPretrain, attrBatch, &p.Batch, between(1, 1<<20))
 	d.setFloat(c.Attributes, blockPretrain, attrLearningRate, &p.LearningRate, aboveUpTo(0, 1))
 	d.setFloat(c.Attributes, blockPretrain, attrNoise, &p.Noise, between(0, 1))
+	d.setInt(c.Attributes, blockPretrain, attrShift, &p.Shift, between(0, 16))
 	if !p.Enabled {
 		*p = Pretrain{}
 	}
@@ -103,6 +112,10 @@ func checkPretrain(c Config, src *sources, add func(subject hcl.Range, summary, 
 		add(src.blame(pathPretrain, pathAction), "Behaviour cloning needs the gaussian head",
 			fmt.Sprintf("the pretrain block fits the policy's mean action to the expert's by least squares, which needs policy.action = %q (it is %q). Set action = %q, or add a vla block (cloned by cross-entropy on its action tokens).",
 				ActionGaussian, p.Action, ActionGaussian))
+	}
+	if c.Pretrain.Shift > 0 && p.VLA == nil {
+		add(src.blame(joinPath(blockPretrain, attrShift), pathPretrain), "Image augmentation without images",
+			fmt.Sprintf("pretrain.shift = %d translates the training images, and only a VLA policy (a vla block in the policy) reads images. Remove shift, or add a vla block.", c.Pretrain.Shift))
 	}
 	if c.WorldModel.Enabled {
 		add(src.blame(pathPretrain, pathWorldModelOn), "Behaviour cloning with a world model",

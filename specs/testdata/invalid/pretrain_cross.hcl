@@ -25,6 +25,9 @@ experiment "pretrain_cross" {
     policy { execute_steps = 2 }
     pretrain { epochs = 2 }          # ERROR: Behaviour cloning needs a tabletop suite
   }
+  ablation "shifted" {
+    pretrain { shift = 2 }           # ERROR: Image augmentation without images
+  }
   ablation "scratch" {
     pretrain { enabled = false }     # no error: RL from scratch
     policy { execute_steps = 2 }
