@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -69,6 +71,7 @@ func benchThroughput(ctx context.Context, args []string, stdout, stderr io.Write
 	phase := fs.Duration("phase", def.PhaseDuration, "wall time of one phase")
 	seed := fs.Uint64("seed", def.Config.Seed, "random seed")
 	jsonOut := fs.String("json", "", "also write the results to this JSON file")
+	remote := fs.String("remote", "", "comma-separated host:port of `accerl envserver`s: step the CartPoles there over dm_env_rpc instead of in process (environment i on server i mod N); the --latency flags then do not apply, the servers' own speed and the network's round trips do")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -79,13 +82,27 @@ func benchThroughput(ctx context.Context, args []string, stdout, stderr io.Write
 	if err := l.Validate(); err != nil {
 		return fmt.Errorf("bench throughput: %w", err)
 	}
-	cfg.Envs = func(c activities.EngineSettings) activities.Envs {
-		return activities.LatencyEnvFactory(specs.Env{Kind: specs.EnvCartPole, MaxEpisodeSteps: c.MaxEpisodeSteps}, l, c.Workers, c.EnvsPerWorker, c.Seed)
-	}
+	env := specs.Env{Kind: specs.EnvCartPole}
 	cfg.Workload = fmt.Sprintf("cartpole, %s step latency median %v sigma %g, %.0f%% of workers %gx slower", l.Kind, l.Median, l.Sigma, 100*l.SlowFraction, l.SlowFactor)
+	if *remote != "" {
+		env.Remote = &specs.Remote{}
+		for _, a := range strings.Split(*remote, ",") {
+			if _, _, err := net.SplitHostPort(strings.TrimSpace(a)); err != nil {
+				return fmt.Errorf("bench throughput: --remote %q is not host:port (e.g. 127.0.0.1:7000, from `accerl envserver`): %v", a, err)
+			}
+			env.Remote.Addresses = append(env.Remote.Addresses, strings.TrimSpace(a))
+		}
+		l = testenv.Latency{}
+		cfg.Workload = fmt.Sprintf("cartpole on %d remote envserver(s) over dm_env_rpc: %s", len(env.Remote.Addresses), *remote)
+	}
+	cfg.Envs = func(c activities.EngineSettings) activities.Envs {
+		e := env
+		e.MaxEpisodeSteps = c.MaxEpisodeSteps
+		return activities.LatencyEnvFactory(e, l, c.Workers, c.EnvsPerWorker, c.Seed)
+	}
 	cfg.Rounds, cfg.PhaseDuration = *rounds, *phase
-	fmt.Fprintf(stdout, "Workload: %d envs (%d workers × %d), %s latency median %v σ=%.2g, %.0f%% of workers %.3g× slower, batch %d steps, max_batch %d, max_wait %v\n",
-		c.NumEnvs(), c.Workers, c.EnvsPerWorker, l.Kind, l.Median, l.Sigma, 100*l.SlowFraction, l.SlowFactor, c.BatchSteps, c.MaxBatch, c.MaxWait)
+	fmt.Fprintf(stdout, "Workload: %d envs (%d workers × %d), %s, batch %d steps, max_batch %d, max_wait %v\n",
+		c.NumEnvs(), c.Workers, c.EnvsPerWorker, cfg.Workload, c.BatchSteps, c.MaxBatch, c.MaxWait)
 	fmt.Fprintf(stdout, "Running %d × (sync, async) phases of %v each...\n", cfg.Rounds, cfg.PhaseDuration)
 	cfg.OnPhase = func(p activities.ThroughputPhase) {
 		fmt.Fprintf(stdout, "  round %d %-5s %8.0f steps/s\n", p.Round+1, p.Mode, p.Stats.StepsPerS)

@@ -73,3 +73,35 @@ func TestEnvServerServesWorlds(t *testing.T) {
 		t.Errorf("envserver after cancel: %v", err)
 	}
 }
+
+// bench throughput --remote steps its environments on envservers over dm_env_rpc, in both
+// modes; a malformed address is named.
+func TestBenchThroughputRemote(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errOut lockedBuffer
+	go func() { _ = run(ctx, []string{"envserver", "--listen", "127.0.0.1:0"}, &out, &errOut) }()
+	addrRE := regexp.MustCompile(`on (127\.0\.0\.1:\d+)\.`)
+	var addr string
+	for deadline := time.Now().Add(20 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if m := addrRE.FindStringSubmatch(out.String()); m != nil {
+			addr = m[1]
+		}
+	}
+	if addr == "" {
+		t.Fatalf("no envserver address in %q", out.String())
+	}
+	status, stdout, stderr := runArgs(t, "bench", "throughput", "--remote", addr, "--workers", "2", "--envs-per-worker", "2",
+		"--batch-steps", "64", "--rounds", "1", "--phase", "1s")
+	if status != 0 {
+		t.Fatalf("bench throughput --remote: status %d, stderr %q", status, stderr)
+	}
+	for _, want := range []string{"remote envserver", "sync", "async", "async/sync throughput ratio"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if status, _, stderr := runArgs(t, "bench", "throughput", "--remote", "nohostport"); status == 0 || !strings.Contains(stderr, `--remote "nohostport" is not host:port`) {
+		t.Errorf("--remote nohostport: status %d, stderr %q", status, stderr)
+	}
+}
