@@ -43,7 +43,8 @@ type Pretrain struct {
 	// up to this many whole pixels per sample and epoch (edges repeated), so that the
 	// network cannot key on the exact pixels of a few hundred demonstrations. VLA policies
 	// only; 0 (omitted from the JSON, so older specs keep their hash) trains on the images as
-	// recorded.
+	// recorded. Measured on the spatial suite at 32×32, shift 2 lowered BC success from
+	// 24.6% to 7.2% (README): try it with larger images, where a pixel is less of the view.
 	Shift int `json:"shift,omitempty"`
 }
 
