@@ -8,6 +8,7 @@ import (
 	"github.com/accerl/accerl/activities/engine"
 	"github.com/accerl/accerl/envrpc"
 	"github.com/accerl/accerl/specs"
+	"github.com/accerl/accerl/tlsfiles"
 	"github.com/accerl/accerl/testenv/tabletop"
 )
 
@@ -27,8 +28,13 @@ func dialRemote(env specs.Env, i int, warn func(string)) (*envrpc.Env, error) {
 		return nil, err
 	}
 	addrs := env.Remote.Addresses
+	tf := tlsfiles.Files{CA: env.Remote.TLSCA, Cert: env.Remote.TLSCert, Key: env.Remote.TLSKey}
+	tlsCfg, err := tf.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("env %d: remote TLS (env.tls_ca, tls_cert, tls_key): %w", i, err)
+	}
 	cfg := envrpc.Config{Address: addrs[i%len(addrs)], Settings: worldSettings(env), Warn: warn,
-		Frames: env.Kind == specs.EnvTabletop && env.Pixels}
+		Frames: env.Kind == specs.EnvTabletop && env.Pixels, TLS: tlsCfg}
 	r, err := envrpc.Dial(context.Background(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("env %d: %w", i, err)

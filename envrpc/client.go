@@ -2,6 +2,7 @@ package envrpc
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log"
@@ -11,6 +12,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -27,8 +29,11 @@ var ErrUnavailable = errors.New("remote environment unavailable")
 
 // Config says how to reach a remote environment and what to ask of it.
 type Config struct {
-	// Address is the server's host:port. There is no TLS yet: the connection is plaintext.
+	// Address is the server's host:port.
 	Address string
+	// TLS, when set (tlsfiles.Files.ClientConfig), makes the connection TLS: the server's
+	// certificate must name Address's host; nil is plaintext.
+	TLS *tls.Config
 	// Settings create the world (CreateWorld): SettingWorld names it, the rest are its own.
 	Settings Settings
 	// Frames requests the "frame" observation on every step, for Frames.
@@ -107,8 +112,12 @@ func Dial(ctx context.Context, cfg Config) (*Env, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = time.Minute
 	}
+	creds := insecure.NewCredentials()
+	if cfg.TLS != nil {
+		creds = credentials.NewTLS(cfg.TLS)
+	}
 	opts := append([]grpc.DialOption{
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(creds),
 		grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: 5 * time.Second,
 			Backoff: backoff.Config{BaseDelay: 50 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 5 * time.Second}}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)),

@@ -281,8 +281,11 @@ func TestCheckListen(t *testing.T) {
 		{"10.1.2.3:7000", true, true},
 		{"nonsense", true, false},
 	} {
-		if err := envrpc.CheckListen(tc.addr, tc.insecure); (err == nil) != tc.ok {
+		if err := envrpc.CheckListen(tc.addr, false, tc.insecure); (err == nil) != tc.ok {
 			t.Errorf("CheckListen(%q, %v) = %v, want ok %v", tc.addr, tc.insecure, err, tc.ok)
 		}
+	}
+	if err := envrpc.CheckListen("10.1.2.3:7000", true, false); err != nil {
+		t.Errorf("CheckListen with TLS on: %v, want a non-loopback address allowed", err)
 	}
 }

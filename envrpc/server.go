@@ -2,6 +2,7 @@ package envrpc
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/anypb"
 
@@ -448,26 +450,32 @@ func (w *world) unmarshal(data []byte) error {
 	return nil
 }
 
-// CheckListen refuses a listen address that is not on the loopback interface unless
-// insecure: the server has no TLS or authentication yet, so anyone who reaches it can create
-// worlds and read their state.
-func CheckListen(addr string, insecure bool) error {
+// CheckListen refuses a listen address that is not on the loopback interface unless the
+// server uses TLS (tlsOn) or insecure: without TLS the server has no authentication, so
+// anyone who reaches it can create worlds and read their state.
+func CheckListen(addr string, tlsOn, insecure bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("listen address %q: %w", addr, err)
 	}
-	if insecure || host == "localhost" {
+	if tlsOn || insecure || host == "localhost" {
 		return nil
 	}
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return fmt.Errorf("listen address %q is not loopback: the environment server has no TLS or authentication yet; listen on 127.0.0.1, or pass --insecure on a network you trust", addr)
+	return fmt.Errorf("listen address %q is not loopback, and without TLS the environment server has no authentication: give --tls-cert and --tls-key (and --tls-ca to accept only clients with certificates it signed), listen on 127.0.0.1, or pass --insecure on a network you trust", addr)
 }
 
-// Serve serves srv on lis until ctx is done, then stops, ending every stream.
-func Serve(ctx context.Context, lis net.Listener, srv *Server) error {
-	g := grpc.NewServer(grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage))
+// Serve serves srv on lis until ctx is done, then stops, ending every stream. With tlsCfg
+// (tlsfiles.Files.ServerConfig) the connections use TLS, and mutual TLS when it requires
+// client certificates; nil is plaintext.
+func Serve(ctx context.Context, lis net.Listener, srv *Server, tlsCfg *tls.Config) error {
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage)}
+	if tlsCfg != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))
+	}
+	g := grpc.NewServer(opts...)
 	pb.RegisterEnvironmentServer(g, srv)
 	stop := context.AfterFunc(ctx, g.Stop)
 	defer stop()

@@ -17,6 +17,9 @@ import (
 //	  address  = "127.0.0.1:7000"           # or addresses = [...], spread round-robin
 //	  world    = "tabletop"                 # the simulator the servers run
 //	  settings = { suite = "spatial", pixels = true }
+//	  tls_ca   = "ca.pem"                   # optional: TLS (envserver --tls-cert), and
+//	  tls_cert = "client.pem"               # a client certificate for mutual TLS
+//	  tls_key  = "client.key"
 //	}
 //
 // The world is one of the in-process kinds, and the arm resolves as that kind (Env.Kind is
@@ -31,6 +34,9 @@ const (
 	attrAddresses = "addresses"
 	attrWorld     = "world"
 	attrSettings  = "settings"
+	attrTLSCA     = "tls_ca"
+	attrTLSCert   = "tls_cert"
+	attrTLSKey    = "tls_key"
 )
 
 // Remote says where an arm's environments run when they are stepped over dm_env_rpc.
@@ -38,6 +44,14 @@ type Remote struct {
 	// Addresses are the servers' host:port; rollout environment i (and the evaluation
 	// environment, numbered after them) runs on Addresses[i mod len(Addresses)].
 	Addresses []string `json:"addresses"`
+	// TLSCA, TLSCert and TLSKey are PEM files, relative to the working directory of the
+	// process that steps the environments (a worker): TLSCA makes the connections TLS and
+	// verifies the servers' certificates against it (`accerl envserver --tls-cert`); TLSCert
+	// and TLSKey present a client certificate to servers that require one (--tls-ca).
+	// Omitted from the JSON while empty, so specs without them keep their hash.
+	TLSCA   string `json:"tls_ca,omitempty"`
+	TLSCert string `json:"tls_cert,omitempty"`
+	TLSKey  string `json:"tls_key,omitempty"`
 }
 
 var remoteSchema = &hcl.BodySchema{
@@ -47,6 +61,9 @@ var remoteSchema = &hcl.BodySchema{
 		{Name: attrWorld},
 		{Name: attrSettings},
 		{Name: attrMaxEpisodeSteps},
+		{Name: attrTLSCA},
+		{Name: attrTLSCert},
+		{Name: attrTLSKey},
 	},
 }
 
@@ -62,7 +79,9 @@ func (d *decoder) decodeRemote(block *hcl.Block, e *Env) {
 	world := ""
 	if e.Remote != nil {
 		world = e.Kind
-		e.Remote = &Remote{Addresses: slices.Clone(e.Remote.Addresses)}
+		cp := *e.Remote
+		cp.Addresses = slices.Clone(e.Remote.Addresses)
+		e.Remote = &cp
 	} else {
 		e.Remote = &Remote{}
 	}
@@ -79,6 +98,19 @@ func (d *decoder) decodeRemote(block *hcl.Block, e *Env) {
 	}
 	e.Kind = world
 	d.decodeAddresses(block, c.Attributes, e.Remote)
+	d.setString(c.Attributes, blockEnv, attrTLSCA, &e.Remote.TLSCA)
+	d.setString(c.Attributes, blockEnv, attrTLSCert, &e.Remote.TLSCert)
+	d.setString(c.Attributes, blockEnv, attrTLSKey, &e.Remote.TLSKey)
+	if r := e.Remote; (r.TLSCert == "") != (r.TLSKey == "") {
+		attr := c.Attributes[attrTLSCert]
+		if attr == nil {
+			attr = c.Attributes[attrTLSKey]
+		}
+		if attr != nil {
+			d.errorf(attr.NameRange, nil, "Client certificate without its pair",
+				"env.tls_cert and env.tls_key go together: the certificate a client presents and its private key. Give both, or neither.")
+		}
+	}
 	d.setInt(c.Attributes, blockEnv, attrMaxEpisodeSteps, &e.MaxEpisodeSteps, atLeast(1))
 	settings := d.settingsAttributes(c.Attributes[attrSettings])
 	var known []string

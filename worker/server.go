@@ -118,10 +118,10 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	if err := CheckBind(cfg.IP, cfg.TLS.On(), cfg.Insecure); err != nil {
 		return nil, err
 	}
-	var frontendTLS config.GroupTLS
+	var groupTLS config.GroupTLS
 	if cfg.TLS.On() {
 		var err error
-		if frontendTLS, err = cfg.TLS.frontendTLS(); err != nil {
+		if groupTLS, err = frontendTLS(cfg.TLS); err != nil {
 			return nil, err
 		}
 	}
@@ -139,7 +139,7 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 			return nil, fmt.Errorf("start temporal server: %w", err)
 		}
 	}
-	srv, addrs, err := newServer(cfg, frontendTLS)
+	srv, addrs, err := newServer(cfg, groupTLS)
 	if err != nil {
 		_ = lock.Close()
 		return nil, err

@@ -2,149 +2,43 @@ package worker
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"strings"
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/server/common/config"
+
+	"github.com/accerl/accerl/tlsfiles"
 )
 
-// TLSFiles names the PEM files of one side of a TLS connection to the Temporal frontend. The
-// zero value is plaintext.
-type TLSFiles struct {
-	// Cert is this side's certificate (a leaf, optionally followed by its intermediates): the
-	// server's own, or the one a client presents to a server that requires client certificates.
-	Cert string
-	// Key is Cert's private key.
-	Key string
-	// CA holds the CA certificates to trust. On the server it turns on mutual TLS: every client
-	// must present a certificate signed by one of them. On a client it verifies the server's
-	// certificate; empty trusts the system's roots.
-	CA string
-}
-
-// On reports whether any file is named, i.e. whether the connection uses TLS.
-func (f TLSFiles) On() bool { return f != TLSFiles{} }
-
-// ClientConfig returns the TLS settings of a client that dials the frontend with f, or nil
-// (plaintext) when f names no file. The server's name is checked against the host of the
-// address dialled, so the server's certificate must name that host or IP address.
-func (f TLSFiles) ClientConfig() (*tls.Config, error) {
-	if !f.On() {
-		return nil, nil
-	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	if f.Cert != "" || f.Key != "" {
-		pair, err := f.keyPair()
-		if err != nil {
-			return nil, err
-		}
-		cfg.Certificates = []tls.Certificate{pair}
-	}
-	if f.CA != "" {
-		pool, err := certPool(f.CA)
-		if err != nil {
-			return nil, err
-		}
-		cfg.RootCAs = pool
-	}
-	return cfg, nil
-}
+// TLSFiles names the PEM files of one side of a TLS connection to the Temporal frontend
+// (tlsfiles.Files). The zero value is plaintext.
+type TLSFiles = tlsfiles.Files
 
 // frontendTLS checks f as a server's files and returns the frontend's TLS settings: the
 // certificate and key are required, and a CA requires client certificates it signed. The
 // server reads the files again itself; reading them here first turns a bad file into an
 // error that names it instead of a fatal log entry that ends the process.
-func (f TLSFiles) frontendTLS() (config.GroupTLS, error) {
+func frontendTLS(f TLSFiles) (config.GroupTLS, error) {
 	if f.Cert == "" && f.Key == "" {
 		return config.GroupTLS{}, errors.New("a TLS server needs its certificate and key: give --tls-cert and --tls-key (--tls-ca alone only says which client certificates to accept)")
 	}
-	if _, err := f.keyPair(); err != nil {
+	if _, err := f.KeyPair(); err != nil {
 		return config.GroupTLS{}, err
 	}
 	srv := config.ServerTLS{CertFile: f.Cert, KeyFile: f.Key}
 	if f.CA != "" {
-		if _, err := certPool(f.CA); err != nil {
+		if _, err := tlsfiles.CertPool(f.CA); err != nil {
 			return config.GroupTLS{}, err
 		}
 		srv.ClientCAFiles, srv.RequireClientAuth = []string{f.CA}, true
 	}
 	return config.GroupTLS{Server: srv}, nil
-}
-
-// keyPair loads f.Cert and f.Key, which must both be given, with errors that name the file
-// at fault.
-func (f TLSFiles) keyPair() (tls.Certificate, error) {
-	switch {
-	case f.Cert == "":
-		return tls.Certificate{}, fmt.Errorf("TLS key %s has no certificate: give it with --tls-cert", f.Key)
-	case f.Key == "":
-		return tls.Certificate{}, fmt.Errorf("TLS certificate %s has no key: give its private key with --tls-key", f.Cert)
-	}
-	certPEM, _, err := readCerts(f.Cert)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	keyPEM, err := os.ReadFile(f.Key)
-	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("read TLS key: %w", err)
-	}
-	pair, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("TLS key %s (for certificate %s): %w", f.Key, f.Cert, err)
-	}
-	return pair, nil
-}
-
-// certPool is the pool of the CA certificates in the PEM file at path.
-func certPool(path string) (*x509.CertPool, error) {
-	_, certs, err := readCerts(path)
-	if err != nil {
-		return nil, err
-	}
-	pool := x509.NewCertPool()
-	for _, c := range certs {
-		pool.AddCert(c)
-	}
-	return pool, nil
-}
-
-// readCerts reads the PEM file at path and parses its certificates: there must be at least
-// one, and each must parse. It returns the file's contents too.
-func readCerts(path string) ([]byte, []*x509.Certificate, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read TLS certificate: %w", err)
-	}
-	var certs []*x509.Certificate
-	for rest := b; ; {
-		var block *pem.Block
-		block, rest = pem.Decode(rest)
-		if block == nil {
-			break
-		}
-		if block.Type != "CERTIFICATE" {
-			continue
-		}
-		c, err := x509.ParseCertificate(block.Bytes)
-		if err != nil {
-			return nil, nil, fmt.Errorf("TLS certificate file %s: %w", path, err)
-		}
-		certs = append(certs, c)
-	}
-	if len(certs) == 0 {
-		return nil, nil, fmt.Errorf("TLS certificate file %s holds no PEM certificate (a \"-----BEGIN CERTIFICATE-----\" block)", path)
-	}
-	return b, certs, nil
 }
 
 // CheckBind refuses a frontend bind address other hosts can reach when it has no TLS, unless

@@ -13,7 +13,7 @@ import (
 
 	"go.temporal.io/api/workflowservice/v1"
 
-	"github.com/accerl/accerl/worker/tlstest"
+	"github.com/accerl/accerl/tlsfiles/tlstest"
 )
 
 // dialHint dials hostPort with tf, which must fail, and returns the DialError's hint.
@@ -191,7 +191,7 @@ func TestTLSFilesErrors(t *testing.T) {
 		{"key of another cert", TLSFiles{Cert: pki.ServerCert, Key: pki.ClientKey}, "does not match"},
 		{"CA not PEM", TLSFiles{Cert: pki.ServerCert, Key: pki.ServerKey, CA: garbage}, garbage},
 	} {
-		_, err := tc.tf.frontendTLS()
+		_, err := frontendTLS(tc.tf)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: frontendTLS = %v; want an error containing %q", tc.name, err, tc.want)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/accerl/accerl/envrpc"
+	"github.com/accerl/accerl/tlsfiles/tlstest"
 )
 
 func TestEnvServerRefusesNonLoopback(t *testing.T) {
@@ -103,5 +104,29 @@ func TestBenchThroughputRemote(t *testing.T) {
 	}
 	if status, _, stderr := runArgs(t, "bench", "throughput", "--remote", "nohostport"); status == 0 || !strings.Contains(stderr, `--remote "nohostport" is not host:port`) {
 		t.Errorf("--remote nohostport: status %d, stderr %q", status, stderr)
+	}
+}
+
+// envserver with --tls-cert/--tls-key may listen where other hosts reach it and says it uses
+// TLS; a CA alone is refused, naming the flags.
+func TestEnvServerTLSFlags(t *testing.T) {
+	pki := tlstest.New(t)
+	if status, _, stderr := runArgs(t, "envserver", "--tls-ca", pki.CA); status != 1 || !strings.Contains(stderr, "--tls-cert and --tls-key") {
+		t.Errorf("--tls-ca alone: status %d, stderr %q", status, stderr)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut lockedBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"envserver", "--listen", "0.0.0.0:0", "--tls-cert", pki.ServerCert, "--tls-key", pki.ServerKey, "--tls-ca", pki.CA}, &out, &errOut)
+	}()
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(out.String(), "mutual TLS") && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	}
+	cancel()
+	if err := <-done; err != nil && err != context.Canceled {
+		t.Errorf("envserver: %v (stderr %q)", err, errOut.String())
+	}
+	if !strings.Contains(out.String(), "(mutual TLS) on") {
+		t.Errorf("output %q does not say it serves with mutual TLS", out.String())
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/accerl/accerl/worker/tlstest"
+	"github.com/accerl/accerl/tlsfiles/tlstest"
 )
 
 // accerl server refuses an --ip other hosts can reach without TLS or --insecure, an --ip

@@ -4,6 +4,7 @@ package envrpctest
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"testing"
 
@@ -15,6 +16,7 @@ type Server struct {
 	// Addr is its host:port on 127.0.0.1.
 	Addr   string
 	worlds map[string]envrpc.MakeWorld
+	tls    *tls.Config
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -24,8 +26,13 @@ func Start(t testing.TB) *Server { t.Helper(); return StartWorlds(t, envrpc.Buil
 
 // StartWorlds serves worlds on a free loopback port until the test ends.
 func StartWorlds(t testing.TB, worlds map[string]envrpc.MakeWorld) *Server {
+	return StartWorldsTLS(t, worlds, nil)
+}
+
+// StartWorldsTLS is StartWorlds with TLS settings for the server (nil: plaintext).
+func StartWorldsTLS(t testing.TB, worlds map[string]envrpc.MakeWorld, tlsCfg *tls.Config) *Server {
 	t.Helper()
-	s := &Server{worlds: worlds}
+	s := &Server{worlds: worlds, tls: tlsCfg}
 	s.listen(t, "127.0.0.1:0")
 	t.Cleanup(s.Stop)
 	return s
@@ -39,7 +46,7 @@ func (s *Server) listen(t testing.TB, addr string) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.Addr, s.cancel, s.done = lis.Addr().String(), cancel, make(chan error, 1)
-	go func() { s.done <- envrpc.Serve(ctx, lis, envrpc.NewServer(s.worlds)) }()
+	go func() { s.done <- envrpc.Serve(ctx, lis, envrpc.NewServer(s.worlds), s.tls) }()
 }
 
 // Stop ends the server and every stream (its worlds are lost, as in a crash); stopping a
