@@ -8,8 +8,8 @@ import (
 	"github.com/accerl/accerl/activities/engine"
 	"github.com/accerl/accerl/envrpc"
 	"github.com/accerl/accerl/specs"
-	"github.com/accerl/accerl/tlsfiles"
 	"github.com/accerl/accerl/testenv/tabletop"
+	"github.com/accerl/accerl/tlsfiles"
 )
 
 // Remote environments (env "remote"): an arm's world stepped on dm_env_rpc servers by
