@@ -39,6 +39,19 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+// envServerAddr waits up to 20 s for a starting envserver to print its address.
+func envServerAddr(t *testing.T, out, errOut *lockedBuffer) string {
+	t.Helper()
+	addrRE := regexp.MustCompile(`on (127\.0\.0\.1:\d+)\.`)
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if m := addrRE.FindStringSubmatch(out.String()); m != nil {
+			return m[1]
+		}
+	}
+	t.Fatalf("no envserver address in the output %q (stderr %q)", out.String(), errOut.String())
+	return ""
+}
+
 // TestEnvServerServesWorlds starts `accerl envserver` on a free port, steps a CartPole on it
 // and stops it with the context, as Ctrl-C does.
 func TestEnvServerServesWorlds(t *testing.T) {
@@ -47,16 +60,7 @@ func TestEnvServerServesWorlds(t *testing.T) {
 	var out, errOut lockedBuffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"envserver", "--listen", "127.0.0.1:0"}, &out, &errOut) }()
-	addrRE := regexp.MustCompile(`on (127\.0\.0\.1:\d+)\.`)
-	var addr string
-	for deadline := time.Now().Add(20 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if m := addrRE.FindStringSubmatch(out.String()); m != nil {
-			addr = m[1]
-		}
-	}
-	if addr == "" {
-		t.Fatalf("no address in the output %q (stderr %q)", out.String(), errOut.String())
-	}
+	addr := envServerAddr(t, &out, &errOut)
 	if !strings.Contains(out.String(), "tabletop") {
 		t.Errorf("output %q does not list the tabletop world", out.String())
 	}
@@ -82,16 +86,7 @@ func TestBenchThroughputRemote(t *testing.T) {
 	defer cancel()
 	var out, errOut lockedBuffer
 	go func() { _ = run(ctx, []string{"envserver", "--listen", "127.0.0.1:0"}, &out, &errOut) }()
-	addrRE := regexp.MustCompile(`on (127\.0\.0\.1:\d+)\.`)
-	var addr string
-	for deadline := time.Now().Add(20 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if m := addrRE.FindStringSubmatch(out.String()); m != nil {
-			addr = m[1]
-		}
-	}
-	if addr == "" {
-		t.Fatalf("no envserver address in %q", out.String())
-	}
+	addr := envServerAddr(t, &out, &errOut)
 	status, stdout, stderr := runArgs(t, "bench", "throughput", "--remote", addr, "--workers", "2", "--envs-per-worker", "2",
 		"--batch-steps", "64", "--rounds", "1", "--phase", "1s")
 	if status != 0 {
