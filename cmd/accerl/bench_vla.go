@@ -89,7 +89,7 @@ func benchVLA(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	slices.Sort(presets)
 	fs := newFlagSet("bench vla", "bench vla [flags]   — size, training memory, Act latency and training throughput of the micro-VLA with the slim (action rows only) and the full LM head; about a minute at the default size on two cores", stderr)
 	preset := fs.String("preset", "default", "model size: "+strings.Join(presets, ", ")+"; small is the RL-sized model (width 64, 2 layers, 32×32 cameras, V = 4096), about 10× cheaper per sample (see 'go doc ./kernels/vla SmallConfig')")
-	batchList := fs.String("batch", "1,16,64", "comma-separated Act batch sizes; each adds about two seconds, and the slim speedup is reported at 64")
+	batchList := fs.String("batch", "1,16,64,256", "comma-separated Act batch sizes; each adds a few seconds, and the slim speedup is reported at 64")
 	jsonOut := fs.String("json", "", "also write the results to this JSON file")
 	pipeline := fs.Bool("pipeline", false, "instead, run the VLA policy of 'bench learn tabletop-spatial-vla' through the RL pipeline (rollout, batched inference, token-level PPO) in sync and async mode, env-bound (simulated step latency) and inference-bound (none); about 2 minutes")
 	phase := fs.Duration("phase", 20*time.Second, "with --pipeline: wall time of each sync or async phase")

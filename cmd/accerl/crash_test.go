@@ -26,6 +26,13 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if addr := os.Getenv(timelineEnv); addr != "" {
+		if err := timelineMain(addr); err != nil {
+			fmt.Fprintln(os.Stderr, "timeline:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if os.Getenv(mainEnv) == "1" {
 		var args []string
 		if err := json.Unmarshal([]byte(os.Getenv(argsEnv)), &args); err != nil {
@@ -48,15 +55,7 @@ func accerlProcess(t *testing.T, logPath string, extraEnv []string, args ...stri
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = log.Close() })
+	startLogged(t, cmd, logPath)
 	return cmd
 }
 

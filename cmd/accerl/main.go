@@ -42,7 +42,8 @@ Commands:
                     hosts reach it, with TLS (--tls-cert, --tls-key; --tls-ca requires client
                     certificates) or, on a network you trust, --insecure
   envserver         serve accerl's simulators over dm_env_rpc (gRPC) for env "remote" blocks
-                    and Python clients (--listen 127.0.0.1:7000; loopback only unless --insecure)
+                    and Python clients (--listen 127.0.0.1:7000; other addresses with TLS:
+                    --tls-cert, --tls-key, --tls-ca for mutual TLS; or --insecure)
   bench throughput  measure async vs sync env steps/s on the same slow-simulator workload
   bench learn       train named learning checks (cartpole-ppo, acrobot-gipo, ...) over seeds
   bench sample-efficiency

@@ -1,0 +1,347 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/accerl/accerl/activities/contract"
+	"github.com/accerl/accerl/runstore"
+)
+
+// The multi-host test puts accerl's processes on separate network hosts: Linux network
+// namespaces joined by veth pairs to a bridge in a namespace of its own, with addresses only
+// inside them (10.77.0.0/24, nothing in the machine's own namespace). The Temporal server
+// (`accerl server --ip`) is one host, two workers (`accerl worker --temporal`) two more, and
+// the client (`accerl run --temporal --no-worker`) a fourth. They share the run directory, as
+// hosts share an NFS or Lustre mount. One worker is killed with SIGKILL while it trains; its
+// segments resume on the other from their last checkpoint, and in sync mode every run ends
+// with the parameters of the same experiment on one host.
+const (
+	mhSubnet = "10.77.0."
+	mhServer = mhSubnet + "1"
+	mhPort   = "7233"
+)
+
+// mhHosts are the namespaces and their addresses.
+var mhHosts = []struct{ name, ip string }{
+	{"server", mhServer}, {"w1", mhSubnet + "2"}, {"w2", mhSubnet + "3"}, {"client", mhSubnet + "4"},
+}
+
+// timelineEnv makes the test binary print the TrainSegment attempts of every run workflow of
+// a Temporal server as JSON (see timelineMain): the child that reads the histories runs on
+// the client host.
+const timelineEnv = "ACCERL_TEST_TIMELINE"
+
+// segmentAttempt is one start of a TrainSegment activity in a run's history.
+type segmentAttempt struct {
+	Run      string    `json:"run"`
+	Attempt  int32     `json:"attempt"`
+	Identity string    `json:"identity"` // the worker's, pid@host
+	Time     time.Time `json:"time"`
+	Failed   string    `json:"failed,omitempty"` // the attempt's failure: a timeout after the kill
+}
+
+func TestMultiHost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Temporal server and three accerl processes")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("network namespaces need root (CI runs as root)")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("no ip command (Debian's iproute2)")
+	}
+	if out, err := exec.Command("ip", "netns", "add", "accerl-probe").CombinedOutput(); err != nil {
+		t.Skipf("cannot create network namespaces here: %v: %s", err, out)
+	}
+	_ = exec.Command("ip", "netns", "del", "accerl-probe").Run()
+	prefix := fmt.Sprintf("accerl%d-", os.Getpid()%100000)
+	mhNetwork(t, prefix)
+
+	root := t.TempDir()
+	spec := filepath.Join(root, "multihost.hcl")
+	if err := os.WriteFile(spec, []byte(multiHostSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The reference: the same experiment on one host.
+	refDir := filepath.Join(root, "ref")
+	if err := runToEnd(t, refDir, spec); err != nil {
+		t.Fatalf("reference run: %v; log:\n%s", err, logTail(filepath.Join(refDir, "log.txt")))
+	}
+
+	shared := filepath.Join(root, "shared") // the hosts' common mount
+	addr := mhServer + ":" + mhPort
+	srvLog := filepath.Join(root, "server.log")
+	srv := nsProcess(t, prefix+"server", srvLog, "server", "--ip", mhServer, "--port", mhPort, "--insecure", "--no-ui",
+		"--state-dir", filepath.Join(root, "server-state"))
+	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+	waitFor(t, "the server to listen", time.Minute, func() bool {
+		b, _ := os.ReadFile(srvLog)
+		return strings.Contains(string(b), "Temporal server on "+addr)
+	}, srvLog)
+	workers := map[string]*exec.Cmd{}
+	for _, w := range []string{"w1", "w2"} {
+		cmd := nsProcess(t, prefix+w, filepath.Join(root, w+".log"), "worker", "--temporal", addr, "--max-segments", "2")
+		workers[w] = cmd
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	}
+	out := filepath.Join(shared, "out")
+	cliLog := filepath.Join(root, "client.log")
+	cli := nsProcess(t, prefix+"client", cliLog, "run", "--temporal", addr, "--no-worker", "--out", out, spec)
+	done := make(chan error, 1)
+	go func() { done <- cli.Wait() }()
+
+	// Kill w1 once it has trained a while: when the first run has a second checkpoint.
+	waitFor(t, "a second checkpoint", 3*time.Minute, func() bool {
+		m, _ := filepath.Glob(filepath.Join(out, "base", "seed-*", "checkpoints", "seg-000002"))
+		return len(m) > 0
+	}, cliLog)
+	killed := time.Now()
+	if err := workers["w1"].Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("accerl run on the client host: %v; log:\n%s\nw2:\n%s", err, logTail(cliLog), logTail(filepath.Join(root, "w2.log")))
+		}
+	case <-time.After(6 * time.Minute):
+		_ = cli.Process.Kill()
+		t.Fatalf("the experiment did not finish within 6 minutes of the kill; client log:\n%s\nw2 log:\n%s", logTail(cliLog), logTail(filepath.Join(root, "w2.log")))
+	}
+
+	// Which worker ran which segment: the runs' histories, read on the client host.
+	tl := timeline(t, prefix+"client", addr, filepath.Join(root, "timeline.log"))
+	pids := map[string]string{"w1": fmt.Sprint(workers["w1"].Process.Pid), "w2": fmt.Sprint(workers["w2"].Process.Pid)}
+	hostOf := func(identity string) string {
+		for w, pid := range pids {
+			if strings.HasPrefix(identity, pid+"@") {
+				return w
+			}
+		}
+		return identity
+	}
+	ran := map[string]int{}
+	resumedOnW2 := 0
+	var lines []string
+	for _, a := range tl {
+		h := hostOf(a.Identity)
+		ran[h]++
+		if h == "w2" && a.Time.After(killed) {
+			resumedOnW2++
+		}
+		line := fmt.Sprintf("%s  %-12s segment attempt %d on %s", a.Time.Format("15:04:05.000"), a.Run, a.Attempt, h)
+		if a.Failed != "" {
+			line += " — " + a.Failed
+		}
+		lines = append(lines, line)
+	}
+	t.Logf("timeline (w1 killed at %s):\n%s", killed.Format("15:04:05.000"), strings.Join(lines, "\n"))
+	if ran["w1"] == 0 || ran["w2"] == 0 || resumedOnW2 == 0 {
+		t.Errorf("segments by worker %v, %d on w2 after the kill: want both workers to train and w2 to carry on", ran, resumedOnW2)
+	}
+	// Every run ends where the one-host run ended.
+	for seed := 1; seed <= 4; seed++ {
+		run := filepath.Join("base", fmt.Sprintf("seed-%d", seed), runstore.SummaryFile)
+		var got, want runstore.RunSummary
+		if err := runstore.ReadJSON(filepath.Join(out, run), &got); err != nil {
+			t.Fatal(err)
+		}
+		if err := runstore.ReadJSON(filepath.Join(refDir, "out", run), &want); err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != "completed" || got.ParamsSHA256 != want.ParamsSHA256 || got.EnvSteps != want.EnvSteps {
+			t.Errorf("seed %d: %s with params %.12s after %d steps; one host: %s, %.12s, %d",
+				seed, got.Status, got.ParamsSHA256, got.EnvSteps, want.Status, want.ParamsSHA256, want.EnvSteps)
+		}
+	}
+}
+
+// multiHostSpec is four sync CartPole runs of 24 segments each, with a simulated 1 ms step so
+// that a segment takes a moment, and a short heartbeat timeout so that the kill is noticed
+// within seconds.
+const multiHostSpec = `
+experiment "multihost" {
+  seeds        = [1, 2, 3, 4]
+  max_parallel = 4
+  budget { env_steps = 12288 }
+  env "cartpole" {
+    latency {
+      kind          = "constant"
+      median        = "1ms"
+      slow_fraction = 0
+    }
+  }
+  policy { hidden = [16, 16] }
+  algorithm "ppo" {
+    batch_steps = 256
+    epochs      = 2
+    minibatches = 2
+  }
+  pipeline {
+    mode            = "sync"
+    workers         = 2
+    envs_per_worker = 2
+  }
+  checkpoint {
+    every             = 2
+    heartbeat_timeout = "5s"
+  }
+}
+`
+
+// mhNetwork creates the namespaces of mhHosts (named prefix+name) and a hub namespace with a
+// bridge, each host joined to it by a veth pair; the test's cleanup deletes them all.
+func mhNetwork(t *testing.T, prefix string) {
+	t.Helper()
+	ip := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	hub := prefix + "hub"
+	names := []string{hub}
+	t.Cleanup(func() {
+		for _, n := range names {
+			_ = exec.Command("ip", "netns", "del", n).Run()
+		}
+	})
+	ip("netns", "add", hub)
+	ip("-n", hub, "link", "add", "br0", "type", "bridge")
+	ip("-n", hub, "link", "set", "br0", "up")
+	for i, h := range mhHosts {
+		ns := prefix + h.name
+		names = append(names, ns)
+		ip("netns", "add", ns)
+		ip("-n", ns, "link", "set", "lo", "up")
+		host, side := fmt.Sprintf("eth%d", i), fmt.Sprintf("v%d", i)
+		ip("-n", ns, "link", "add", host, "type", "veth", "peer", "name", side, "netns", hub)
+		ip("-n", ns, "addr", "add", h.ip+"/24", "dev", host)
+		ip("-n", ns, "link", "set", host, "up")
+		ip("-n", hub, "link", "set", side, "master", "br0")
+		ip("-n", hub, "link", "set", side, "up")
+	}
+}
+
+// nsProcess is accerlProcess inside network namespace ns.
+func nsProcess(t *testing.T, ns, logPath string, args ...string) *exec.Cmd {
+	t.Helper()
+	b, _ := json.Marshal(args)
+	cmd := exec.Command("ip", "netns", "exec", ns, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), mainEnv+"=1", argsEnv+"="+string(b))
+	startLogged(t, cmd, logPath)
+	return cmd
+}
+
+// startLogged starts cmd with its output appended to logPath.
+func startLogged(t *testing.T, cmd *exec.Cmd, logPath string) {
+	t.Helper()
+	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = log.Close() })
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitFor polls cond every 200 ms for up to limit, failing with the log at logPath.
+func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool, logPath string) {
+	t.Helper()
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("waited %v for %s; log %s:\n%s", limit, what, logPath, logTail(logPath))
+}
+
+// timeline runs timelineMain on host ns against the server at addr and decodes its output.
+func timeline(t *testing.T, ns, addr, logPath string) []segmentAttempt {
+	t.Helper()
+	cmd := exec.Command("ip", "netns", "exec", ns, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), timelineEnv+"="+addr)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("timeline: %v; output %s", err, out)
+	}
+	var tl []segmentAttempt
+	if err := json.Unmarshal(out, &tl); err != nil {
+		t.Fatalf("timeline: %v; output %s", err, out)
+	}
+	_ = os.WriteFile(logPath, out, 0o644)
+	return tl
+}
+
+// timelineMain prints, as JSON, every TrainSegment start of every Run workflow on the server
+// at addr, oldest first, with the worker identity that took it.
+func timelineMain(addr string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := client.Dial(client.Options{HostPort: addr})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var out []segmentAttempt
+	var token []byte
+	for {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: "default", PageSize: 100, NextPageToken: token})
+		if err != nil {
+			return err
+		}
+		for _, ex := range resp.GetExecutions() {
+			if ex.GetType().GetName() != "Run" {
+				continue
+			}
+			id := ex.GetExecution().GetWorkflowId()
+			run := id // the workflow id ends in the run's arm/seed-N
+			if parts := strings.Split(id, "/"); len(parts) >= 2 {
+				run = strings.Join(parts[len(parts)-2:], "/")
+			}
+			hist := c.GetWorkflowHistory(ctx, id, ex.GetExecution().GetRunId(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+			scheduled := map[int64]bool{}
+			for hist.HasNext() {
+				ev, err := hist.Next()
+				if err != nil {
+					return err
+				}
+				switch ev.GetEventType() {
+				case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+					if ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() == contract.ActivityTrainSegment {
+						scheduled[ev.GetEventId()] = true
+					}
+				case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+					a := ev.GetActivityTaskStartedEventAttributes()
+					if scheduled[a.GetScheduledEventId()] {
+						out = append(out, segmentAttempt{Run: run, Attempt: a.GetAttempt(), Identity: a.GetIdentity(), Time: ev.GetEventTime().AsTime()})
+						if f := a.GetLastFailure(); f != nil && a.GetAttempt() > 1 {
+							out[len(out)-1].Failed = "retry after: " + f.GetMessage()
+						}
+					}
+				}
+			}
+		}
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			break
+		}
+	}
+	slices.SortFunc(out, func(a, b segmentAttempt) int { return a.Time.Compare(b.Time) })
+	return json.NewEncoder(os.Stdout).Encode(out)
+}
