@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/accerl/accerl/kernels/internal/gradcheck"
 )
 
 // Central finite differences: f'(x) ≈ (f(x+h) − f(x−h)) / 2h. The truncation
@@ -41,22 +43,7 @@ func checkGrad(t *testing.T, name string, f func() float64, x, analytic []float6
 	}
 }
 
-func randSlice(rng *rand.Rand, n int, scale float64) []float64 {
-	x := make([]float64, n)
-	for i := range x {
-		x[i] = scale * rng.NormFloat64()
-	}
-	return x
-}
-
-// dot returns Σ a_i b_i: the scalar test loss L = Σ y ⊙ r has ∂L/∂y = r.
-func dot(a, b []float64) float64 {
-	s := 0.0
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
-}
+var randSlice, dot = gradcheck.RandVec, gradcheck.Dot
 
 func TestDenseGradients(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))

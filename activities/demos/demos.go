@@ -385,6 +385,24 @@ func schema(cfg Config, task int) *arrow.Schema {
 	return arrow.NewSchema(fields, &md)
 }
 
+// WriteTaskFile writes rows d of one task as an Arrow IPC file in the dataset's schema for cfg
+// (the file Collect writes for that task), to a temporary name then renamed. Other recorders
+// of tabletop episodes with images use it to store theirs in the same format; cfg is
+// normalised first.
+func WriteTaskFile(path string, cfg Config, task int, d *Demos) error {
+	return writeFile(path, cfg.Normalize(), task, d)
+}
+
+// ReadTaskFile reads a file that WriteTaskFile wrote with the same cfg and task; a file of
+// another config or task is an error.
+func ReadTaskFile(path string, cfg Config, task int) (*Demos, error) {
+	d, err := readFile(path, cfg.Normalize(), task)
+	if err != nil {
+		return nil, fmt.Errorf("read %q: %w", path, err)
+	}
+	return d, nil
+}
+
 func writeFile(path string, cfg Config, task int, d *Demos) error {
 	mem := memory.DefaultAllocator
 	sc := schema(cfg, task)

@@ -28,6 +28,7 @@ Benchmarks:
   kernels      GFLOP/s of the GEMM shapes of the models on every available backend
   vla          micro-VLA parameters, training memory and act/train speed, slim vs full head
   bc           behaviour cloning of the tabletop expert: success from the fixed initial states
+  pixel-wm     pixel world model on tabletop episodes: imagined-frame MSE, success/end classification
 
 Run 'accerl bench <benchmark> --help' for its flags.
 `)
@@ -48,8 +49,10 @@ Run 'accerl bench <benchmark> --help' for its flags.
 		return benchBC(ctx, args[1:], stdout, stderr)
 	case "vla":
 		return benchVLA(ctx, args[1:], stdout, stderr)
+	case "pixel-wm":
+		return benchPixelWM(ctx, args[1:], stdout, stderr)
 	default:
-		return fmt.Errorf("unknown benchmark %q; choose throughput, learn, sample-efficiency, expert, kernels, vla or bc", args[0])
+		return fmt.Errorf("unknown benchmark %q; choose throughput, learn, sample-efficiency, expert, kernels, vla or bc, or pixel-wm (the pixel world model)", args[0])
 	}
 }
 

@@ -52,6 +52,8 @@ Commands:
   bench kernels     GFLOP/s of the matrix products (reference f64, f32 CPU, OpenBLAS, cuBLAS)
   bench vla         micro-VLA size, memory and act/train speed with the slim vs full LM head
   bench bc          behaviour cloning of the tabletop expert and its success rate
+  bench pixel-wm    train the pixel world model (M_obs frames, M_rew success/end) on offline
+                    tabletop episodes; held-out imagined MSE vs copy-last, accuracy, reward error
   render            write an episode of a tabletop task as PNG frames and a contact sheet
   demos             record the scripted expert's demonstrations of a tabletop suite (Arrow IPC)
   version           print accerl's version and the Temporal and Arrow modules it is built with

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/accerl/accerl/kernels/internal/gradcheck"
 )
 
 // Every backward pass is checked against central finite differences
@@ -23,45 +25,13 @@ const (
 	gradTol = 1e-6
 )
 
-// checkGrad compares the analytic gradient of f with respect to x with
-// its central differences and logs the worst relative error.
+// checkGrad runs gradcheck.Check at this file's step and tolerance.
 func checkGrad(t *testing.T, name string, f func() float64, x, analytic []float64) {
 	t.Helper()
-	worst, bad := 0.0, 0
-	for i, g := range analytic {
-		xi := x[i]
-		x[i] = xi + fdStep
-		up := f()
-		x[i] = xi - fdStep
-		down := f()
-		x[i] = xi
-		rel := math.Abs((up-down)/(2*fdStep)-g) / math.Max(1, math.Abs(g))
-		worst = math.Max(worst, rel)
-		if rel > gradTol && bad < 10 {
-			bad++
-			t.Errorf("%s[%d]: analytic %.10g, numeric %.10g", name, i, g, (up-down)/(2*fdStep))
-		}
-	}
-	if testing.Verbose() {
-		t.Logf("%s: %d values, worst relative error %.2g", name, len(x), worst)
-	}
+	gradcheck.Check(t, name, f, x, analytic, fdStep, gradTol)
 }
 
-func randVec(rng *rand.Rand, n int, scale float64) []float64 {
-	x := make([]float64, n)
-	for i := range x {
-		x[i] = scale * rng.NormFloat64()
-	}
-	return x
-}
-
-func dot(a, b []float64) float64 {
-	s := 0.0
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
-}
+var randVec, dot = gradcheck.RandVec, gradcheck.Dot
 
 // newTensor returns a parameter tensor of n values drawn at scale.
 func newTensor(rng *rand.Rand, n int, scale float64) tensor[float64] {

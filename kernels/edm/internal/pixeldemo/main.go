@@ -13,39 +13,33 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"image"
-	"image/color"
-	"image/png"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/accerl/accerl/activities/bc"
+	"github.com/accerl/accerl/activities/pixelwm"
 	"github.com/accerl/accerl/kernels/edm"
 	"github.com/accerl/accerl/testenv/tabletop"
 )
 
 // result is the JSON the demo writes.
 type result struct {
-	Config        edm.Config      `json:"config"`
-	EDM           edm.EDM         `json:"edm"`
-	Train         edm.TrainConfig `json:"train"`
-	Params        int             `json:"params"`
-	Episodes      int             `json:"train_episodes"`
-	Samples       int             `json:"train_samples"`
-	CollectSec    float64         `json:"collect_seconds"`
-	TrainSec      float64         `json:"train_seconds"`
-	Steps         int             `json:"train_steps"`
-	LossEvery     int             `json:"loss_every"`
-	Loss          []float64       `json:"loss_curve"` // mean minibatch loss over each LossEvery steps
-	Horizon       int             `json:"horizon"`
-	Starts        int             `json:"rollouts"`
-	ImagineSec    float64         `json:"imagine_seconds"`
-	MSE           []float64       `json:"per_step_mse"`           // imagined vs real, [−1, 1] units, mean over rollouts
-	CopyLastMSE   []float64       `json:"copy_last_per_step_mse"` // last real context frame vs real
-	StripRollout  int             `json:"strip_rollout"`
-	StripStartIdx int             `json:"strip_start_step"`
+	Config     edm.Config      `json:"config"`
+	EDM        edm.EDM         `json:"edm"`
+	Train      edm.TrainConfig `json:"train"`
+	Params     int             `json:"params"`
+	Episodes   int             `json:"train_episodes"`
+	Samples    int             `json:"train_samples"`
+	CollectSec float64         `json:"collect_seconds"`
+	TrainSec   float64         `json:"train_seconds"`
+	Steps      int             `json:"train_steps"`
+	LossEvery  int             `json:"loss_every"`
+	Loss       []float64       `json:"loss_curve"` // mean minibatch loss over each LossEvery steps
+	// The open-loop rollouts from step 20 of each held-out episode; the
+	// strip shows the first.
+	pixelwm.ImagineEval
 }
 
 func main() {
@@ -82,7 +76,7 @@ func run(minutes float64, perTask, horizon int, out string, seed uint64) error {
 	}
 	var data []edm.Sample
 	for _, d := range train {
-		data = append(data, transitions(cfg, d)...)
+		data = append(data, pixelwm.Transitions(cfg, d.Images, d.Actions)...)
 	}
 	fmt.Printf("collected %d episodes (%d train, %d held out) in %.1fs: %d training transitions\n",
 		len(demos), len(train), len(held), collect, len(data))
@@ -94,7 +88,7 @@ func run(minutes float64, perTask, horizon int, out string, seed uint64) error {
 		return err
 	}
 	res := result{Config: cfg, EDM: e, Train: tc, Params: len(tr.Net.Params()), Episodes: len(train),
-		Samples: len(data), CollectSec: collect, LossEvery: 10, Horizon: horizon}
+		Samples: len(data), CollectSec: collect, LossEvery: 10}
 	budget := time.Duration(minutes * float64(time.Minute))
 	start, acc := time.Now(), 0.0
 	for time.Since(start) < budget {
@@ -114,74 +108,23 @@ func run(minutes float64, perTask, horizon int, out string, seed uint64) error {
 	// Open-loop rollouts: one per held-out episode, from step 20 (the arm
 	// is moving toward the bowl by then).
 	start = time.Now()
-	rng := rand.New(rand.NewPCG(seed, 2))
-	res.MSE, res.CopyLastMSE = make([]float64, horizon), make([]float64, horizon)
-	var stripReal, stripImag []edm.Frame
-	for r, d := range held {
-		t := min(20, len(d.Images)-horizon-1)
-		if t < cfg.History-1 {
-			continue
-		}
-		past := make([][]edm.Frame, 0, cfg.History)
-		for j := t - cfg.History + 1; j <= t; j++ {
-			past = append(past, d.Images[j])
-		}
-		imag := tr.Net.Imagine(e, past, d.Actions[t:t+horizon], rng)
-		for h := range horizon {
-			real := d.Images[t+1+h][0]
-			res.MSE[h] += mse(imag[h][0], real)
-			res.CopyLastMSE[h] += mse(d.Images[t][0], real)
-		}
-		res.Starts++
-		if r == 0 {
-			res.StripRollout, res.StripStartIdx = r, t
-			stripReal = append(stripReal, d.Images[t][0])
-			stripImag = append(stripImag, d.Images[t][0])
-			for h := range horizon {
-				stripReal = append(stripReal, d.Images[t+1+h][0])
-				stripImag = append(stripImag, imag[h][0])
-			}
-		}
+	var eps []pixelwm.Episode
+	for _, d := range held {
+		eps = append(eps, pixelwm.Episode{Frames: d.Images, Actions: d.Actions})
 	}
-	for h := range horizon {
-		res.MSE[h] /= float64(res.Starts)
-		res.CopyLastMSE[h] /= float64(res.Starts)
-	}
-	res.ImagineSec = time.Since(start).Seconds()
+	ev, strip := pixelwm.EvaluateImagination(tr.Net, e, eps, 20, horizon, rand.New(rand.NewPCG(seed, 2)))
+	res.ImagineEval = ev
+	res.Seconds = time.Since(start).Seconds()
 	fmt.Printf("per-step MSE imagined %v\ncopy-last %v\n", fmtList(res.MSE), fmtList(res.CopyLastMSE))
 
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	if err := writeStrip(filepath.Join(out, "pixel-strip.png"), cfg.ImageSize, stripReal, stripImag); err != nil {
+	if err := pixelwm.WriteStrip(filepath.Join(out, "pixel-strip.png"), cfg.ImageSize, strip.Rows()...); err != nil {
 		return err
 	}
 	js, _ := json.MarshalIndent(res, "", "  ")
 	return os.WriteFile(filepath.Join(out, "pixel-rollout.json"), append(js, '\n'), 0o644)
-}
-
-// transitions turns an episode into (k past frames, action, next frame)
-// samples, from the first step that has k frames of history.
-func transitions(c edm.Config, d bc.ImageDemo) []edm.Sample {
-	var out []edm.Sample
-	for t := c.History - 1; t+1 < len(d.Images); t++ {
-		s := edm.Sample{Action: d.Actions[t], Next: d.Images[t+1]}
-		for j := t - c.History + 1; j <= t; j++ {
-			s.Past = append(s.Past, d.Images[j])
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-// mse is the mean squared difference of two frames in [−1, 1] units.
-func mse(a, b edm.Frame) float64 {
-	s := 0.0
-	for i := range a {
-		d := (float64(a[i]) - float64(b[i])) / 127.5
-		s += d * d
-	}
-	return s / float64(len(a))
 }
 
 func fmtList(x []float64) string {
@@ -190,35 +133,4 @@ func fmtList(x []float64) string {
 		s += fmt.Sprintf(" %.4f", v)
 	}
 	return s
-}
-
-// writeStrip writes the real frames over the imagined ones, each scaled 4×
-// with a 4-pixel white gutter.
-func writeStrip(path string, side int, rows ...[]edm.Frame) error {
-	const zoom, gap = 4, 4
-	cols := len(rows[0])
-	cell := side*zoom + gap
-	img := image.NewRGBA(image.Rect(0, 0, cols*cell+gap, len(rows)*cell+gap))
-	for i := range img.Pix {
-		img.Pix[i] = 255
-	}
-	for r, row := range rows {
-		for c, f := range row {
-			for y := 0; y < side*zoom; y++ {
-				for x := 0; x < side*zoom; x++ {
-					p := 3 * ((y/zoom)*side + x/zoom)
-					img.Set(gap+c*cell+x, gap+r*cell+y, color.RGBA{f[p], f[p+1], f[p+2], 255})
-				}
-			}
-		}
-	}
-	fh, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := png.Encode(fh, img); err != nil {
-		fh.Close()
-		return err
-	}
-	return fh.Close()
 }

@@ -1,0 +1,79 @@
+package pixelwm
+
+import (
+	"github.com/accerl/accerl/kernels/edm"
+	"github.com/accerl/accerl/kernels/edm/reward"
+)
+
+// Split holds out one episode in heldEvery of every task: the j-th
+// episode of task k is held out when (k + j) mod heldEvery = heldEvery − 1.
+// The diagonal matters: with Collect's round-robin tasks, holding out
+// every heldEvery-th episode of the list would hold out whole tasks (all
+// of tasks 4 and 9 at heldEvery 5), a test on unseen layouts rather than
+// on unseen episodes. heldEvery < 2 holds out nothing.
+func Split(eps []Episode, heldEvery int) (train, held []Episode) {
+	seen := map[int]int{}
+	for _, e := range eps {
+		j := seen[e.Task]
+		seen[e.Task]++
+		if heldEvery >= 2 && (e.Task+j)%heldEvery == heldEvery-1 {
+			held = append(held, e)
+		} else {
+			train = append(train, e)
+		}
+	}
+	return train, held
+}
+
+// Transitions turns a trajectory into M_obs's samples (k = c.History past
+// steps, the action after the last of them, the next step), from the
+// first step that has k steps of history. frames[t] holds one frame per
+// camera; actions[t] is the action between frames[t] and frames[t+1].
+func Transitions(c edm.Config, frames [][]edm.Frame, actions [][]float64) []edm.Sample {
+	var out []edm.Sample
+	for t := c.History - 1; t+1 < len(frames) && t < len(actions); t++ {
+		out = append(out, edm.Sample{Past: frames[t-c.History+1 : t+1 : t+1], Action: actions[t], Next: frames[t+1]})
+	}
+	return out
+}
+
+// ObsSamples is Transitions over every episode.
+func ObsSamples(c edm.Config, eps []Episode) []edm.Sample {
+	var out []edm.Sample
+	for _, e := range eps {
+		out = append(out, Transitions(c, e.Frames, e.Actions)...)
+	}
+	return out
+}
+
+// RewardExamples labels every frame of every episode for M_rew with the
+// simulator's success and end flags.
+func RewardExamples(eps []Episode) []reward.Example {
+	var out []reward.Example
+	for _, e := range eps {
+		for t, f := range e.Frames {
+			out = append(out, reward.Example{Frames: f, Success: e.Success[t], End: e.End[t]})
+		}
+	}
+	return out
+}
+
+// FrameMSE is the mean squared difference of two frames in the models'
+// [−1, 1] pixel units.
+func FrameMSE(a, b edm.Frame) float64 {
+	s := 0.0
+	for i := range a {
+		d := (float64(a[i]) - float64(b[i])) / 127.5
+		s += d * d
+	}
+	return s / float64(len(a))
+}
+
+// stepMSE is FrameMSE averaged over the cameras of one step.
+func stepMSE(a, b []edm.Frame) float64 {
+	s := 0.0
+	for c := range a {
+		s += FrameMSE(a[c], b[c])
+	}
+	return s / float64(len(a))
+}

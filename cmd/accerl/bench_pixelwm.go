@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/accerl/accerl/activities/pixelwm"
+	"github.com/accerl/accerl/kernels/edm/reward"
+	"github.com/accerl/accerl/testenv/tabletop"
+)
+
+// pixelWMBenchResult is `bench pixel-wm`'s JSON: the bench's measurements
+// and where the strip went.
+type pixelWMBenchResult struct {
+	pixelwm.BenchResult
+	Strip string `json:"strip_png,omitempty"`
+}
+
+// benchPixelWM measures the pixel world model on a tabletop suite: offline episodes of a
+// behaviour policy, M_obs (kernels/edm) and M_rew (kernels/edm/reward) trained for a
+// wall-time budget, M_obs's imagined per-step MSE against copying the last frame, M_rew's
+// success and end classification and the error of its imagined rewards, all on held-out
+// episodes, and a real-vs-imagined PNG strip.
+func benchPixelWM(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	def := pixelwm.DefaultBenchConfig(1)
+	fs := newFlagSet("bench pixel-wm", "bench pixel-wm [flags]   — train the pixel world model (M_obs, an EDM denoiser over frames, and M_rew, a success/end classifier) on offline tabletop episodes for a wall-time budget and score both on held-out episodes", stderr)
+	suite := fs.String("suite", def.Collect.Suite, "tabletop suite: "+strings.Join(tabletop.Suites(), ", "))
+	episodes := fs.Int("episodes", def.Collect.Episodes, "offline episodes to collect (the paper uses 1,000); more give the models more to learn from at the same cost per training step")
+	behaviour := fs.String("behaviour", def.Collect.Behaviour, "behaviour policy of the offline data: "+strings.Join(pixelwm.Behaviours(), " or ")+" (random never succeeds, so M_rew sees no success)")
+	noise := fs.Float64("noise", def.Collect.Noise, "expert_noisy: execution noise σ on the motion dimensions; larger makes more episodes fail (on spatial 0.1 fails ~0%, 0.3 ~20%, 0.5 ~90% of episodes)")
+	linger := fs.Int("linger", def.Collect.Linger, "steps recorded after each episode ends, labelled by the simulator; 0 leaves a successful episode one success frame")
+	minutes := fs.Float64("minutes", def.Budget.Minutes(), "training wall time of both models together; more minutes, more Adam steps")
+	rewShare := fs.Float64("rew-share", def.RewShare, "share of --minutes that trains M_rew, in (0, 1); the rest trains M_obs")
+	horizon := fs.Int("horizon", def.Horizon, "imagined steps per held-out rollout (and columns of the strip after the context frame)")
+	start := fs.Int("start", def.Start, "real step the rollouts start from; episodes shorter than start+horizon+1 frames are skipped")
+	heldEvery := fs.Int("held-every", def.HeldEvery, "hold out one episode in this many for the evaluation (≥ 2)")
+	gamma := fs.Float64("gamma", def.RewTrain.Focal.Gamma, "focal-loss γ of M_rew; 0 is the cross-entropy, larger focuses on the hard frames")
+	alpha := fs.Float64("alpha", def.RewTrain.Focal.Alpha, "focal-loss α in [0, 1) weighting the positive labels (0: no balancing); larger raises recall at the cost of precision")
+	seed := fs.Uint64("seed", 1, "seed of the episodes, the models' weights, minibatches and sampling noise")
+	data := fs.String("data", "", "store the offline episodes in this directory as Arrow IPC (activities/demos' schema, one file per task) and reuse them when a later run asks for the same episodes; empty keeps them in memory")
+	jsonOut := fs.String("json", "", "also write the results to this JSON file")
+	strip := fs.String("strip", "pixel-wm-strip.png", "write the real-vs-imagined strip of the first held-out rollout to this PNG (rows: real and imagined per camera); empty writes none")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("bench pixel-wm: unexpected argument %q; every setting is a flag (see --help)", fs.Arg(0))
+	}
+	if !(*minutes > 0) {
+		return fmt.Errorf("bench pixel-wm: --minutes must be positive, got %v", *minutes)
+	}
+	cfg := pixelwm.DefaultBenchConfig(*seed)
+	cfg.Collect.Suite, cfg.Collect.Episodes, cfg.Collect.Behaviour, cfg.Collect.Noise, cfg.Collect.Linger =
+		*suite, *episodes, *behaviour, *noise, *linger
+	cfg.DataDir = *data
+	cfg.Budget, cfg.RewShare = time.Duration(*minutes*float64(time.Minute)), *rewShare
+	cfg.Horizon, cfg.Start, cfg.HeldEvery = *horizon, *start, *heldEvery
+	cfg.RewTrain.Focal = reward.Focal{Gamma: *gamma, Alpha: *alpha}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("bench pixel-wm: %w", err)
+	}
+	cfg.Progress = func(line string) { fmt.Fprintln(stdout, line) }
+	res, st, err := pixelwm.Bench(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("bench pixel-wm: %w", err)
+	}
+	out := pixelWMBenchResult{BenchResult: res}
+	printPixelWM(stdout, res)
+	if *strip != "" && len(st.Real) > 0 {
+		if err := pixelwm.WriteStrip(*strip, cfg.Obs.ImageSize, st.Rows()...); err != nil {
+			return fmt.Errorf("bench pixel-wm: %w", err)
+		}
+		out.Strip = *strip
+		fmt.Fprintf(stdout, "strip: %s (per camera %v: real row over imagined row; column 0 is the last real context frame, then %d steps)\n",
+			*strip, cfg.Collect.Cameras, cfg.Horizon)
+	}
+	if *jsonOut != "" {
+		return writeJSONFile(*jsonOut, out)
+	}
+	return nil
+}
+
+func printPixelWM(w io.Writer, r pixelwm.BenchResult) {
+	im := r.ObsImagination
+	fmt.Fprintf(w, "\nM_obs: %d Adam steps in %.0fs; %d held-out rollouts of %d steps from step %d (imagination %.1fs)\n",
+		r.ObsSteps, r.ObsSeconds, im.Rollouts, im.Horizon, im.Start, im.Seconds)
+	fmt.Fprintln(w, "  step  imagined MSE  copy-last MSE")
+	for h := range im.MSE {
+		fmt.Fprintf(w, "  %4d  %12.4f  %13.4f\n", h+1, im.MSE[h], im.CopyLastMSE[h])
+	}
+	e := r.RewHeld
+	fmt.Fprintf(w, "M_rew: %d Adam steps in %.0fs; held-out focal loss %.4f → %.4f on %d frames\n",
+		r.RewSteps, r.RewSeconds, r.RewHeldBefore, r.RewHeldAfter, e.Frames)
+	for _, s := range []struct {
+		name string
+		s    reward.Scores
+	}{{"success", e.Success}, {"end", e.End}} {
+		fmt.Fprintf(w, "  %-7s accuracy %.3f (majority class %.3f), precision %.3f, recall %.3f, %.1f%% positive\n",
+			s.name, s.s.Accuracy, s.s.Majority, s.s.Precision, s.s.Recall, 100*s.s.Positives)
+	}
+	fmt.Fprintf(w, "  r̂ = p_success(o_t+1) − p_success(o_t) over %d transitions: MAE %.4f, RMSE %.4f; mean r̂ %.3f at the %d success steps (ideal 1), mean |r̂| %.4f elsewhere; episode-return MAE %.3f\n",
+		e.Transitions, e.RewardMAE, e.RewardRMSE, e.AtSuccess, e.SuccessSteps, e.Elsewhere, e.ReturnMAE)
+}

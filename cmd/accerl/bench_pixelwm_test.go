@@ -1,0 +1,81 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestBenchPixelWMArgumentErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--suite", "kitchen"}, `unknown suite "kitchen" (known: goal, long, object, spatial)`},
+		{[]string{"--episodes", "0"}, "episodes must be at least 1, got 0"},
+		{[]string{"--episodes", "3"}, "3 episodes hold none out at one in 5; collect at least 5"},
+		{[]string{"--behaviour", "bc"}, `unknown behaviour policy "bc"; choose random or expert_noisy`},
+		{[]string{"--noise", "-1"}, "noise must be a finite σ ≥ 0"},
+		{[]string{"--minutes", "0"}, "--minutes must be positive, got 0"},
+		{[]string{"--rew-share", "1"}, "reward-model share of the budget must be in (0, 1), got 1"},
+		{[]string{"--alpha", "1"}, "focal alpha must be in [0, 1)"},
+		{[]string{"--gamma", "-2"}, "focal gamma must be a finite number ≥ 0"},
+		{[]string{"--horizon", "0"}, "horizon must be at least 1 imagined step"},
+		{[]string{"--start", "1"}, "rollouts start at step 1, before the 4 context frames exist; start at 3 or later"},
+		{[]string{"--held-every", "1"}, "held-every must be at least 2"},
+		{[]string{"spatial"}, `unexpected argument "spatial"; every setting is a flag`},
+	} {
+		_, _, err := runCLI(t, append([]string{"bench", "pixel-wm"}, tc.args...)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one containing %q", tc.args, err, tc.want)
+		}
+	}
+	_, stderr, err := runCLI(t, "bench", "pixel-wm", "-h")
+	var ec exitCode
+	if !errors.As(err, &ec) || ec != 0 || !strings.Contains(stderr, "Usage: accerl bench pixel-wm") || !strings.Contains(stderr, "-linger") {
+		t.Errorf("-h: error %v, usage:\n%s", err, stderr)
+	}
+	if stdout, _, _ := runCLI(t, "--help"); !strings.Contains(stdout, "bench pixel-wm") {
+		t.Error("accerl --help does not list bench pixel-wm")
+	}
+}
+
+// TestBenchPixelWMTiny runs the bench end to end on 10 episodes with a
+// 1.2-second budget (a step or two of each model) and checks the report,
+// the JSON and the strip; whether the models learn is their packages'
+// tests.
+func TestBenchPixelWMTiny(t *testing.T) {
+	dir := t.TempDir()
+	js, png := filepath.Join(dir, "wm.json"), filepath.Join(dir, "strip.png")
+	stdout, _, err := runCLI(t, "bench", "pixel-wm", "--episodes", "10", "--minutes", "0.02", "--horizon", "2", "--start", "5",
+		"--json", js, "--strip", png, "--data", filepath.Join(dir, "data"))
+	if err != nil {
+		t.Fatalf("bench pixel-wm: %v\n%s", err, stdout)
+	}
+	for _, want := range []string{"collected 10 expert_noisy episodes", "imagined MSE  copy-last MSE", "success accuracy", "end     accuracy", "r̂ = p_success", "strip: "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res pixelWMBenchResult
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.HeldEpisodes != 2 || res.ObsSteps < 1 || res.RewSteps < 1 || len(res.ObsImagination.MSE) != 2 || res.RewHeld.Frames == 0 || res.Strip != png {
+		t.Errorf("result %+v", res)
+	}
+	decodePNG(t, png)
+	// The same episodes again come from the stored files.
+	stdout, _, err = runCLI(t, "bench", "pixel-wm", "--episodes", "10", "--minutes", "0.01", "--horizon", "1", "--start", "5",
+		"--strip", "", "--data", filepath.Join(dir, "data"))
+	if err != nil || !strings.Contains(stdout, "loaded 10 expert_noisy episodes") {
+		t.Errorf("second run: %v\n%s", err, stdout)
+	}
+}
