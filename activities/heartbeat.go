@@ -31,31 +31,66 @@ func lastHeartbeat(ctx context.Context, v any) bool {
 // reported details are sent again, so that heartbeats keep flowing through long steps
 // without erasing what the last report said.
 func withHeartbeat(ctx context.Context, every time.Duration, fn func(report func(details any)) error) error {
-	var mu sync.Mutex
-	var last any
-	report := func(d any) {
-		mu.Lock()
-		last = d
-		mu.Unlock()
-		heartbeat(ctx, d)
+	h := startHeartbeat(ctx, every, nil)
+	defer h.stop()
+	return fn(h.report)
+}
+
+// heartbeater sends the latest reported details now and then every `every`, until stop: a
+// long step between reports (a slow evaluation, a large update, a checkpoint on a slow disk)
+// never looks like a dead worker, which only a process that has gone stops doing.
+type heartbeater struct {
+	send func(details any)
+	mu   sync.Mutex
+	last any
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+// startHeartbeat starts a heartbeater whose first details are first (sent at once unless
+// nil).
+func startHeartbeat(ctx context.Context, every time.Duration, first any) *heartbeater {
+	return newHeartbeater(func(d any) { heartbeat(ctx, d) }, every, first)
+}
+
+// newHeartbeater is startHeartbeat sending through send. (The SDK coalesces the heartbeats
+// it is given to at most one per 80% of the heartbeat timeout, always with the latest
+// details.)
+func newHeartbeater(send func(any), every time.Duration, first any) *heartbeater {
+	h := &heartbeater{send: send, last: first, done: make(chan struct{})}
+	if first != nil {
+		send(first)
 	}
-	done := make(chan struct{})
+	h.wg.Add(1)
 	go func() {
+		defer h.wg.Done()
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
-			case <-done:
+			case <-h.done:
 				return
 			case <-t.C:
-				mu.Lock()
-				d := last
-				mu.Unlock()
-				heartbeat(ctx, d)
+				h.mu.Lock()
+				d := h.last
+				h.mu.Unlock()
+				h.send(d)
 			}
 		}
 	}()
-	err := fn(report)
-	close(done)
-	return err
+	return h
+}
+
+// report records d as the latest details and sends them now.
+func (h *heartbeater) report(d any) {
+	h.mu.Lock()
+	h.last = d
+	h.mu.Unlock()
+	h.send(d)
+}
+
+// stop ends the periodic heartbeats.
+func (h *heartbeater) stop() {
+	close(h.done)
+	h.wg.Wait()
 }

@@ -43,6 +43,16 @@ func CheckpointDir(runDir string, seg int32) string {
 	return filepath.Join(runDir, checkpointsDir, fmt.Sprintf("seg-%06d", seg))
 }
 
+// segmentHeartbeat is how often a segment of c heartbeats at least: every 2 s, or a quarter
+// of checkpoint.heartbeat_timeout when that is shorter.
+func segmentHeartbeat(c specs.Config) time.Duration {
+	t := c.Checkpoint.HeartbeatTimeout
+	if t <= 0 {
+		t = 30 * time.Second // the Run workflow's default
+	}
+	return max(min(2*time.Second, t/4), 10*time.Millisecond)
+}
+
 // TrainSegment runs one training segment: resume the engine from the previous segment's
 // checkpoint (or start fresh for segment 1), train for in.Updates updates while
 // heartbeating, then write the checkpoint, the metrics rows and the run summary.
@@ -76,7 +86,11 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 	if err != nil {
 		return res, err
 	}
-	heartbeat(ctx, SegmentProgress{Segment: in.Segment, WallS: in.StartWallS, ResumedFrom: from})
+	// Heartbeats flow every segmentHeartbeat through the whole segment, repeating the latest
+	// progress: an update, the evaluation or the checkpoint may each take longer than the
+	// heartbeat timeout (a VLA's greedy evaluation of 100 episodes takes minutes on a CPU).
+	hb := startHeartbeat(ctx, segmentHeartbeat(in.Config), SegmentProgress{Segment: in.Segment, WallS: in.StartWallS, ResumedFrom: from})
+	defer hb.stop()
 	cfg := EngineConfig(in.Config, in.Seed, in.TotalUpdates)
 	if cfg.WorldModel.Enabled && in.Horizon > 0 {
 		cfg.WorldModel.Horizon = in.Horizon
@@ -116,7 +130,7 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 	defer rec.close()
 	stats, err := eng.Run(ctx, in.Updates, func(u engine.UpdateReport) {
 		rec.add(u)
-		heartbeat(ctx, SegmentProgress{Segment: in.Segment, Updates: u.Update, EnvSteps: u.EnvSteps,
+		hb.report(SegmentProgress{Segment: in.Segment, Updates: u.Update, EnvSteps: u.EnvSteps,
 			WallS: in.StartWallS + u.Wall.Seconds(), ResumedFrom: from})
 	})
 	if ctx.Err() != nil {

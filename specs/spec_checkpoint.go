@@ -23,8 +23,9 @@ type Checkpoint struct {
 	Keep int `json:"keep"`
 	// HeartbeatTimeout is how long a training segment may go without a heartbeat
 	// before Temporal declares its worker dead and retries the segment elsewhere
-	// (from the previous checkpoint). Segments heartbeat after every update, so
-	// it must exceed the slowest update. > 0.
+	// (from the previous checkpoint). Segments heartbeat after every update and at
+	// least every 2 s (a quarter of this when shorter) while they evaluate or write,
+	// so it bounds only how soon a dead worker is noticed. > 0.
 	HeartbeatTimeout time.Duration `json:"heartbeat_timeout"`
 }
 
