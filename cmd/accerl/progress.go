@@ -84,7 +84,8 @@ func (v *progressView) currentRate(p workflows.RunProgress) float64 {
 // progressLine renders one run in at most width columns: its id, a bar, the share of the
 // budget, the steps, the current rate, the elapsed training time, the ETA at the current
 // rate, the recent return (and evaluation) and the status. Fields that do not fit are left
-// out from the right, except the status, which stays; a long id is cut.
+// out from the right, except the status, which stays; a long id is cut. A last error follows
+// on a second line.
 func progressLine(p workflows.RunProgress, rate float64, width int) string {
 	frac := 0.0
 	if p.BudgetSteps > 0 {
@@ -109,9 +110,6 @@ func progressLine(p workflows.RunProgress, rate float64, width int) string {
 	}
 	fields = append(fields, "T "+shortDuration(p.WallS))
 	tail := p.Status
-	if p.LastError != "" {
-		tail += " (" + p.LastError + ")"
-	}
 	id := p.ID
 	const idWidth = 16
 	if n := utf8.RuneCountInString(id); n > idWidth {
@@ -125,7 +123,12 @@ func progressLine(p workflows.RunProgress, rate float64, width int) string {
 		}
 		line += " " + f
 	}
-	return cut(line+" "+tail, width)
+	line = cut(line+" "+tail, width)
+	if p.LastError != "" {
+		// On a line of its own, where it has the room to say what is wrong and what to do.
+		line += "\n" + cut("  ↳ "+p.LastError, width)
+	}
+	return line
 }
 
 // cut shortens s to at most n columns, marking a cut with "…".
@@ -173,10 +176,10 @@ func shortDuration(s float64) string {
 }
 
 func (v *progressView) render(ps []workflows.RunProgress) {
-	lines := make([]string, len(ps))
+	var lines []string
 	width := v.width()
-	for i, p := range ps {
-		lines[i] = progressLine(p, v.currentRate(p), width)
+	for _, p := range ps {
+		lines = append(lines, strings.Split(progressLine(p, v.currentRate(p), width), "\n")...)
 	}
 	text := strings.Join(lines, "\n")
 	if v.tty {

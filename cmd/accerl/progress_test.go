@@ -46,6 +46,12 @@ func TestProgressLineWidthRateETA(t *testing.T) {
 	if n := utf8.RuneCountInString(narrow); n > 50 || !strings.HasSuffix(narrow, "running") {
 		t.Errorf("50-column line %q (%d columns): want ≤ 50 ending in the status", narrow, n)
 	}
+	p.LastError = "TrainSegment retrying (attempt 3): no space left on device — the disk is full"
+	two := strings.Split(progressLine(p, rate, 80), "\n")
+	if len(two) != 2 || !strings.HasSuffix(two[0], "running") || !strings.Contains(two[1], "no space left on device") {
+		t.Errorf("with an error: %q, want the progress line then the error on its own line", two)
+	}
+	p.LastError = ""
 	p.ID = "a-very-long-arm-name-indeed/seed-3"
 	if l := progressLine(p, rate, 80); !strings.HasPrefix(l, "…") || !strings.Contains(l, "seed-3") {
 		t.Errorf("long id: %q, want it cut from the left with the seed kept", l)
