@@ -85,7 +85,7 @@ func behaviourCloningFigure(in *figureInput) (*figure, string, error) {
 	setCurveRanges(succ, succPts)
 	succ.X.Min, succ.Y.Min, succ.Y.Max = 0, 0, 1
 	placeLegend(loss, lossPts, labels)
-	caption := "Behaviour cloning, then RL. Top: the mean squared error per action value of every BC epoch (the log-std is frozen while cloning, so this is the least-squares loss the clone minimises). " +
+	caption := "Behaviour cloning, then RL. Top: the training loss of every BC epoch: for a state policy the mean squared error per action value (the log-std is frozen while cloning, so this is the least-squares loss the clone minimises), for a VLA the cross-entropy in nats per action token. " +
 		"Bottom: the success rate of the cloned policy before RL (at 0 env steps), then of every evaluation after an RL segment, each measured on the evaluation block's episodes from the suite's fixed initial states. One line per run, in its arm's colour."
 	f, err := renderPanels(FigBehaviourCloning, loss.Title.Text, caption, []*plot.Plot{loss, succ}, panelHeight(2))
 	return f, "", err

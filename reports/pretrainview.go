@@ -50,7 +50,7 @@ func buildPretrainView(e *experimentData, res Results) *targetsView {
 	}
 	intro := []string{
 		"Each run first cloned the tabletop expert from demonstrations (the spec's pretrain block), then fine-tuned the cloned policy with RL.",
-		"BC loss is the mean squared error per action value of the first and last epoch; BC success is the cloned policy's success rate before any RL, measured like the evaluations (the evaluation block's episodes from the suite's fixed initial states); final success is the latest evaluation's.",
+		"BC loss is the training loss of the first and last epoch (the mean squared error per action value for a state policy, the cross-entropy in nats per action token for a VLA); BC success is the cloned policy's success rate before any RL, measured like the evaluations (the evaluation block's episodes from the suite's fixed initial states); final success is the latest evaluation's.",
 		"The demonstrations' expert steps are not counted in env steps.",
 	}
 	return &targetsView{Heading: "Behaviour cloning, then RL", Intro: strings.Join(intro, " "), Table: t}
