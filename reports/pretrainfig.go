@@ -19,7 +19,7 @@ const FigBehaviourCloning = "behaviour_cloning"
 // run has a warm start.
 func behaviourCloningFigure(in *figureInput) (*figure, string, error) {
 	e := in.e
-	loss := newPlot(fmt.Sprintf("%s: behaviour cloning, then RL", e.Name), "BC epoch", "BC loss (MSE per action value)")
+	loss := newPlot(fmt.Sprintf("%s: behaviour cloning, then RL", e.Name), "BC epoch", "BC loss (MSE per value, or nats per VLA token)")
 	succ := newPlot("", "Environment steps of RL (training only)", "Success rate (evaluation episodes)")
 	var lossPts, succPts []plotter.XY
 	var entries []legendEntry
