@@ -9,11 +9,13 @@
 # bins each), one after another, each conditioned on the ones before, as OpenVLA writes
 # its action tokens. 4 of the 8 actions run before the policy is asked again.
 #
-# Each run first records 20 demonstrations per task with the scripted expert, trains the
+# Each run first records 50 demonstrations per task with the scripted expert, trains the
 # transformer to predict the expert's action tokens (cross-entropy, "BC success" in the
 # report), then fine-tunes it with token-level PPO on the sparse success reward: one
-# log-probability ratio per action token. On 2 cores the run takes about 15 minutes (BC
-# about 10 of them); `accerl bench learn tabletop-spatial-vla` is the full-size check.
+# log-probability ratio per action token. On 2 cores the run takes about 25 minutes, most of
+# it cloning. Measured with this recipe (docs/results/bench-learn-tabletop-spatial-vla-seed1.json):
+# BC success 22%, and RL has not lifted it yet (23% after 8,192 steps; the README says more).
+# With 20 demonstrations per task the run takes 10 minutes and BC reaches only 4%.
 #
 #   accerl validate examples/vla.hcl
 #   accerl run examples/vla.hcl
@@ -52,7 +54,7 @@ experiment "vla-spatial" {
   }
 
   pretrain {
-    demos_per_task = 20
+    demos_per_task = 50
     epochs         = 6
     batch          = 32
     learning_rate  = 3e-3
