@@ -221,10 +221,11 @@ func printResults(w io.Writer, res workflows.ExperimentResult) {
 	}
 	fmt.Fprintln(tw, head+"\tSTEPS/S\tWALL")
 	for _, r := range res.Runs {
-		ret := fmt.Sprintf("%.1f", r.RecentReturn)
+		// Four significant digits: a return of 475.3 and a success rate of 0.04 both read right.
+		ret := fmt.Sprintf("%.4g", r.RecentReturn)
 		switch {
 		case evals && r.HasEval:
-			ret += fmt.Sprintf("\t%.1f", r.EvalReturn)
+			ret += fmt.Sprintf("\t%.4g", r.EvalReturn)
 		case evals:
 			ret += "\t—"
 		}
