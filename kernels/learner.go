@@ -131,8 +131,9 @@ type PolicyLearner struct {
 	perm                     []int
 	adv, ret, oldV           []float64 // whole batch, N
 	lagLP, lagEnt, lagV      []float64
-	logRho, boot, nextObs    []float64
-	nextFrames, frames       [][]byte
+	logRho, boot             []float64
+	bootScratch              BootstrapScratch
+	frames                   [][]byte
 	obs, cont                []float64 // minibatch
 	tokens                   []int
 	lp, ent, val, oldLP      []float64
@@ -240,7 +241,7 @@ func (l *PolicyLearner) prepare(b *Batch) RatioStats {
 			}
 			l.logRho[i] = s
 		}
-		l.boot = l.bootstrapValues(b)
+		l.boot = l.bootScratch.BootstrapValues(l.Model, b)
 		for j, p := range b.Pieces {
 			r := p.Start
 			e := r + p.Len
@@ -267,40 +268,40 @@ func (l *PolicyLearner) prepare(b *Batch) RatioStats {
 	return lag
 }
 
-// bootstrapValues returns, per piece of b, V(NextObs) under the current
-// parameters, or 0 for a terminal piece, with one critic pass.
-func (l *PolicyLearner) bootstrapValues(b *Batch) []float64 {
-	return bootstrapValues(l.Model, b, &l.nextObs, &l.nextFrames, &l.boot)
+// BootstrapScratch holds the buffers of BootstrapValues between calls.
+type BootstrapScratch struct {
+	obs, vals, out []float64
+	frames         [][]byte
 }
 
-// bootstrapValues returns, per piece of b, V(NextObs) (with NextFrame for a
-// network that reads frames) or 0 for a terminal piece, with one critic
-// pass; obsBuf, frameBuf and outBuf are reused scratch.
-func bootstrapValues(m Network, b *Batch, obsBuf *[]float64, frameBuf *[][]byte, outBuf *[]float64) []float64 {
+// BootstrapValues returns, per piece of b, V(NextObs) under m's current
+// parameters (with NextFrame for a network that reads frames), or 0 for a
+// terminal piece, with one critic pass over the non-terminal pieces. The
+// result is s's storage, valid until the next call.
+func (s *BootstrapScratch) BootstrapValues(m Network, b *Batch) []float64 {
 	d := m.Config().ObsDim
-	obs, frames := (*obsBuf)[:0], (*frameBuf)[:0]
+	s.obs, s.frames = s.obs[:0], s.frames[:0]
 	for _, p := range b.Pieces {
 		if !p.Terminal {
-			obs = append(obs, p.NextObs...)
-			frames = append(frames, p.NextFrame)
+			s.obs = append(s.obs, p.NextObs...)
+			s.frames = append(s.frames, p.NextFrame)
 		}
 	}
-	*obsBuf, *frameBuf = obs, frames
-	out := grow(*outBuf, len(b.Pieces))
-	*outBuf = out
-	var v []float64
-	if k := len(obs) / d; k > 0 {
-		v = make([]float64, k)
+	s.out = grow(s.out, len(b.Pieces))
+	k := len(s.obs) / d
+	s.vals = grow(s.vals, k)
+	if k > 0 {
 		if b.Frames != nil {
-			setFrames(m, frames)
+			setFrames(m, s.frames)
 		}
-		m.Values(obs, k, v)
+		m.Values(s.obs, k, s.vals)
 	}
+	v := s.vals
 	for j, p := range b.Pieces {
-		out[j] = 0
+		s.out[j] = 0
 		if !p.Terminal {
-			out[j], v = v[0], v[1:]
+			s.out[j], v = v[0], v[1:]
 		}
 	}
-	return out
+	return s.out
 }

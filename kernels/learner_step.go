@@ -184,9 +184,8 @@ func RecomputeGAE(m Network, b *Batch, gamma, lambda float64) {
 		setFrames(m, b.Frames)
 	}
 	m.Values(b.Obs, b.N, b.Values)
-	var obsBuf, boot []float64
-	var frameBuf [][]byte
-	boot = bootstrapValues(m, b, &obsBuf, &frameBuf, &boot)
+	var scratch BootstrapScratch
+	boot := scratch.BootstrapValues(m, b)
 	for j, p := range b.Pieces {
 		r, e := p.Start, p.Start+p.Len
 		GAE(b.Rewards[r:e], b.Values[r:e], boot[j], gamma, lambda, b.Advantages[r:e], b.Returns[r:e])

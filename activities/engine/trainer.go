@@ -27,10 +27,8 @@ type trainer struct {
 	// wm is the world model's side of training (nil without one).
 	wm *wmEngine
 
-	next       []float64 // NextObs of bootstrapped chunks, row-major
-	nextFrames [][]byte  // and their frames, for a network that reads them
-	nextVals   []float64
-	undo       undoState
+	boot kernels.BootstrapScratch // V(NextObs) of bootstrapped chunks
+	undo undoState
 }
 
 // undoState is what an update changes: the trainer puts it back when the
@@ -196,31 +194,10 @@ func (t *trainer) advantages() {
 		kernels.RecomputeGAE(m, b, gamma, lambda)
 		return
 	}
-	d := m.Config().ObsDim
-	t.next, t.nextFrames = t.next[:0], t.nextFrames[:0]
-	for _, p := range b.Pieces {
-		if !p.Terminal {
-			t.next = append(t.next, p.NextObs...)
-			t.nextFrames = append(t.nextFrames, p.NextFrame)
-		}
-	}
-	nb := len(t.next) / d
-	t.nextVals = grow(t.nextVals, nb)
-	if nb > 0 {
-		if f, ok := m.(kernels.FrameNetwork); ok {
-			f.SetFrames(t.nextFrames)
-		}
-		m.Values(t.next, nb, t.nextVals)
-	}
-	k := 0
-	for _, p := range b.Pieces {
-		boot := 0.0
-		if !p.Terminal {
-			boot = t.nextVals[k]
-			k++
-		}
+	boot := t.boot.BootstrapValues(m, b)
+	for j, p := range b.Pieces {
 		r, e := p.Start, p.Start+p.Len
-		kernels.GAE(b.Rewards[r:e], b.Values[r:e], boot, gamma, lambda, b.Advantages[r:e], b.Returns[r:e])
+		kernels.GAE(b.Rewards[r:e], b.Values[r:e], boot[j], gamma, lambda, b.Advantages[r:e], b.Returns[r:e])
 	}
 }
 
