@@ -167,11 +167,19 @@ func (v VLASettings) ModelConfig(actionDims, bins int) vla.Config {
 		ActionDims: actionDims, Bins: bins, ProprioDim: v.ProprioDim, SlimHead: !v.FullHead}
 }
 
+// vlaHead reports a head the VLA policy cannot write.
+func (p PolicySettings) vlaHead() error {
+	if p.Head != kernels.HeadTokens {
+		return fmt.Errorf("the VLA policy writes action tokens: policy head must be %q, got %q", kernels.HeadTokens, p.Head)
+	}
+	return nil
+}
+
 // vlaConfig sizes the VLA policy for the environments (see policyConfig).
 func (c Config) vlaConfig(obsDim, frameBytes int, space ActionSpace) (vla.PolicyConfig, error) {
 	p := c.Policy
-	if p.Head != kernels.HeadTokens {
-		return vla.PolicyConfig{}, fmt.Errorf("the VLA policy writes action tokens: policy head must be %q, got %q", kernels.HeadTokens, p.Head)
+	if err := p.vlaHead(); err != nil {
+		return vla.PolicyConfig{}, err
 	}
 	if space.N > 0 {
 		return vla.PolicyConfig{}, fmt.Errorf("the VLA policy needs a continuous action space, env %q has %d discrete actions", c.Env, space.N)
@@ -355,8 +363,8 @@ func (c Config) Validate() error {
 // the head: New checks the real one.
 func (p PolicySettings) validate() error {
 	if p.VLA != nil {
-		if p.Head != kernels.HeadTokens {
-			return fmt.Errorf("the VLA policy writes action tokens: policy head must be %q, got %q", kernels.HeadTokens, p.Head)
+		if err := p.vlaHead(); err != nil {
+			return err
 		}
 		return p.VLA.ModelConfig(1, max(p.Bins, 2)).Validate()
 	}
