@@ -113,7 +113,7 @@ func tabletopConfig(e specs.Env) tabletop.Config {
 
 // specLatency is the spec's latency block as testenv's latency model.
 func specLatency(l specs.Latency) testenv.Latency {
-	return testenv.Latency{Kind: l.Kind, Median: l.Median, Sigma: l.Sigma, SlowFraction: l.SlowFraction, SlowFactor: l.SlowFactor}
+	return testenv.Latency{Kind: l.Kind, Median: l.Median.Std(), Sigma: l.Sigma, SlowFraction: l.SlowFraction, SlowFactor: l.SlowFactor}
 }
 
 // simEnv adapts a testenv simulator to engine.Env: the same methods, with the engine's action

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/accerl/accerl/jsondur"
 	"github.com/accerl/accerl/specs"
 )
 
@@ -51,6 +52,6 @@ func TestHeartbeaterRepeatsLatestDetails(t *testing.T) {
 
 func specsConfigWithTimeout(d time.Duration) specs.Config {
 	var c specs.Config
-	c.Checkpoint.HeartbeatTimeout = d
+	c.Checkpoint.HeartbeatTimeout = jsondur.Duration(d)
 	return c
 }

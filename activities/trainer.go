@@ -46,7 +46,7 @@ func CheckpointDir(runDir string, seg int32) string {
 // segmentHeartbeat is how often a segment of c heartbeats at least: every 2 s, or a quarter
 // of checkpoint.heartbeat_timeout when that is shorter.
 func segmentHeartbeat(c specs.Config) time.Duration {
-	t := c.Checkpoint.HeartbeatTimeout
+	t := c.Checkpoint.HeartbeatTimeout.Std()
 	if t <= 0 {
 		t = 30 * time.Second // the Run workflow's default
 	}

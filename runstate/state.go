@@ -235,7 +235,7 @@ func (m Machine) Done(st State, now time.Time) bool {
 	if st.BudgetReached || st.Stopped {
 		return true
 	}
-	return m.cfg.Budget.WallTime > 0 && now.Sub(st.Started) >= m.cfg.Budget.WallTime
+	return m.cfg.Budget.WallTime > 0 && now.Sub(st.Started) >= m.cfg.Budget.WallTime.Std()
 }
 
 // Next plans the segment after st.

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/accerl/accerl/jsondur"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -244,7 +245,7 @@ func (d *decoder) setString(attrs hcl.Attributes, prefix, name string, dst *stri
 // setDuration decodes a Go duration string into dst. The number 0 is
 // accepted too (it converts to the string "0"). positive demands > 0,
 // otherwise >= 0 is required.
-func (d *decoder) setDuration(attrs hcl.Attributes, prefix, name string, dst *time.Duration, positive bool) {
+func (d *decoder) setDuration(attrs hcl.Attributes, prefix, name string, dst *jsondur.Duration, positive bool) {
 	path := joinPath(prefix, name)
 	v, attr, ok := d.value(attrs, name, path, cty.String, kindDuration)
 	if !ok {
@@ -268,7 +269,7 @@ func (d *decoder) setDuration(attrs hcl.Attributes, prefix, name string, dst *ti
 			"%s must not be negative, but it is %s. Change it to zero or a positive duration such as \"30m\".", path, dur)
 		return
 	}
-	*dst = dur
+	*dst = jsondur.Duration(dur)
 	d.src.record(path, rng)
 }
 

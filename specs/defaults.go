@@ -1,6 +1,10 @@
 package specs
 
-import "time"
+import (
+	"time"
+
+	"github.com/accerl/accerl/jsondur"
+)
 
 // Arm and experiment-level defaults. Every default of the language is defined
 // here, in these constants and in DefaultConfig, and nowhere else.
@@ -180,7 +184,7 @@ func DefaultConfig() Config {
 			MaxEpisodeSteps: 0,
 			Latency: Latency{
 				Kind:         LatencyNone,
-				Median:       5 * time.Millisecond,
+				Median:       jsondur.Duration(5 * time.Millisecond),
 				Sigma:        1.0,
 				SlowFraction: 0.25,
 				SlowFactor:   3.0,
@@ -229,13 +233,13 @@ func DefaultConfig() Config {
 			Lag:            0,
 			Inference: Inference{
 				MaxBatch: 256,
-				MaxWait:  5 * time.Millisecond,
+				MaxWait:  jsondur.Duration(5 * time.Millisecond),
 			},
 		},
 		Checkpoint: Checkpoint{
 			Every:            25,
 			Keep:             3,
-			HeartbeatTimeout: 30 * time.Second,
+			HeartbeatTimeout: jsondur.Duration(30 * time.Second),
 		},
 		Debug: Debug{NaNAtUpdate: 0},
 		WorldModel: WorldModel{

@@ -302,5 +302,8 @@
 // # JSON
 //
 // All types marshal with snake_case keys matching the HCL names; durations
-// are integer nanoseconds (time.Duration's encoding).
+// are strings with units ("30m0s", "5ms"; jsondur.Duration). Decoding also
+// accepts the integer nanoseconds that versions before 2026-12 wrote, and
+// the hash still covers durations as integer nanoseconds, so hashes did not
+// change with the encoding.
 package specs

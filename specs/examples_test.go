@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/accerl/accerl/jsondur"
 	"github.com/accerl/accerl/specs"
 )
 
@@ -74,7 +75,7 @@ func TestThroughputShape(t *testing.T) {
 		t.Fatal(diags.Error())
 	}
 	base := exp.Arms[0].Config
-	want := specs.Latency{Kind: "lognormal", Median: 5 * time.Millisecond, Sigma: 1.0, SlowFraction: 0.25, SlowFactor: 3}
+	want := specs.Latency{Kind: "lognormal", Median: jsondur.Duration(5 * time.Millisecond), Sigma: 1.0, SlowFraction: 0.25, SlowFactor: 3}
 	if base.Env.Latency != want {
 		t.Errorf("latency = %+v, want %+v", base.Env.Latency, want)
 	}

@@ -1,8 +1,7 @@
 package specs
 
 import (
-	"time"
-
+	"github.com/accerl/accerl/jsondur"
 	"github.com/hashicorp/hcl/v2"
 )
 
@@ -19,8 +18,8 @@ type Budget struct {
 	// summed over all workers and environments. Required, > 0.
 	EnvSteps int64 `json:"env_steps"`
 	// WallTime stops a run after this much wall-clock time; 0 is unlimited.
-	// It is encoded in JSON as integer nanoseconds.
-	WallTime time.Duration `json:"wall_time"`
+	// It is encoded in JSON as a string with units ("30m0s").
+	WallTime jsondur.Duration `json:"wall_time"`
 }
 
 var budgetSchema = &hcl.BodySchema{

@@ -1,8 +1,7 @@
 package specs
 
 import (
-	"time"
-
+	"github.com/accerl/accerl/jsondur"
 	"github.com/hashicorp/hcl/v2"
 )
 
@@ -26,7 +25,7 @@ type Checkpoint struct {
 	// (from the previous checkpoint). Segments heartbeat after every update and at
 	// least every 2 s (a quarter of this when shorter) while they evaluate or write,
 	// so it bounds only how soon a dead worker is noticed. > 0.
-	HeartbeatTimeout time.Duration `json:"heartbeat_timeout"`
+	HeartbeatTimeout jsondur.Duration `json:"heartbeat_timeout"`
 }
 
 var checkpointSchema = &hcl.BodySchema{

@@ -1,8 +1,7 @@
 package specs
 
 import (
-	"time"
-
+	"github.com/accerl/accerl/jsondur"
 	"github.com/hashicorp/hcl/v2"
 )
 
@@ -72,8 +71,8 @@ type Latency struct {
 	// Kind is LatencyNone (no delay), LatencyConstant (Median every step) or
 	// LatencyLognormal (exp(N(ln Median, Sigma²)) per step).
 	Kind string `json:"kind"`
-	// Median is the constant delay or the lognormal median; JSON nanoseconds.
-	Median time.Duration `json:"median"`
+	// Median is the constant delay or the lognormal median; JSON "7ms".
+	Median jsondur.Duration `json:"median"`
 	// Sigma is the lognormal shape parameter; larger is heavier-tailed. >= 0.
 	Sigma float64 `json:"sigma"`
 	// SlowFraction is the fraction of rollout workers that are slow, in [0,1].

@@ -1,8 +1,7 @@
 package specs
 
 import (
-	"time"
-
+	"github.com/accerl/accerl/jsondur"
 	"github.com/hashicorp/hcl/v2"
 )
 
@@ -52,8 +51,8 @@ type Pipeline struct {
 type Inference struct {
 	// MaxBatch is the largest batch. >= 1.
 	MaxBatch int `json:"max_batch"`
-	// MaxWait bounds the oldest request's wait; JSON nanoseconds. > 0.
-	MaxWait time.Duration `json:"max_wait"`
+	// MaxWait bounds the oldest request's wait; JSON "5ms". > 0.
+	MaxWait jsondur.Duration `json:"max_wait"`
 }
 
 var pipelineSchema = &hcl.BodySchema{

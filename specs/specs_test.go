@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/accerl/accerl/jsondur"
 	"github.com/accerl/accerl/specs"
 )
 
@@ -39,12 +40,12 @@ func mustParseFile(t *testing.T, path string, vars map[string]string) *specs.Exp
 // fullBase is testdata/full.hcl's base arm, written out by hand.
 func fullBase() specs.Config {
 	return specs.Config{
-		Budget: specs.Budget{EnvSteps: 100000, WallTime: 30 * time.Minute},
+		Budget: specs.Budget{EnvSteps: 100000, WallTime: jsondur.Duration(30 * time.Minute)},
 		Env: specs.Env{
 			Kind:            "pendulum",
 			MaxEpisodeSteps: 400,
 			Latency: specs.Latency{
-				Kind: "lognormal", Median: 7 * time.Millisecond,
+				Kind: "lognormal", Median: jsondur.Duration(7 * time.Millisecond),
 				Sigma: 0.5, SlowFraction: 0.5, SlowFactor: 2.0,
 			},
 		},
@@ -60,9 +61,9 @@ func fullBase() specs.Config {
 		Pipeline: specs.Pipeline{
 			Mode: "sync", Workers: 6, EnvsPerWorker: 3, ChunkSteps: 50, ReplayCapacity: 5000,
 			MaxStaleness: 4, Lag: 2,
-			Inference: specs.Inference{MaxBatch: 32, MaxWait: 2 * time.Millisecond},
+			Inference: specs.Inference{MaxBatch: 32, MaxWait: jsondur.Duration(2 * time.Millisecond)},
 		},
-		Checkpoint: specs.Checkpoint{Every: 10, Keep: 5, HeartbeatTimeout: 45 * time.Second},
+		Checkpoint: specs.Checkpoint{Every: 10, Keep: 5, HeartbeatTimeout: jsondur.Duration(45 * time.Second)},
 		WorldModel: defaultWorldModel(),
 	}
 }
@@ -133,7 +134,7 @@ func TestParseMinimalSpec(t *testing.T) {
 			Kind:            "cartpole",
 			MaxEpisodeSteps: 500, // CartPole-v1's TimeLimit
 			Latency: specs.Latency{
-				Kind: "none", Median: 5 * time.Millisecond,
+				Kind: "none", Median: jsondur.Duration(5 * time.Millisecond),
 				Sigma: 1.0, SlowFraction: 0.25, SlowFactor: 3.0,
 			},
 		},
@@ -149,9 +150,9 @@ func TestParseMinimalSpec(t *testing.T) {
 		Pipeline: specs.Pipeline{
 			Mode: "async", Workers: 4, EnvsPerWorker: 2, ChunkSteps: 64, ReplayCapacity: 8192,
 			MaxStaleness: 0, Lag: 0,
-			Inference: specs.Inference{MaxBatch: 256, MaxWait: 5 * time.Millisecond},
+			Inference: specs.Inference{MaxBatch: 256, MaxWait: jsondur.Duration(5 * time.Millisecond)},
 		},
-		Checkpoint: specs.Checkpoint{Every: 25, Keep: 3, HeartbeatTimeout: 30 * time.Second},
+		Checkpoint: specs.Checkpoint{Every: 25, Keep: 3, HeartbeatTimeout: jsondur.Duration(30 * time.Second)},
 		WorldModel: defaultWorldModel(),
 	}
 	if got := exp.Arms[0].Config; !reflect.DeepEqual(got, want) {
@@ -224,7 +225,7 @@ func TestAblationOverridesOnlyWhatItWrites(t *testing.T) {
 	// A nested partial override: max_wait changes, max_batch and the rest of
 	// the pipeline stay as the base wrote them (not reset to defaults).
 	sw := arms["short_wait"]
-	if sw.Pipeline.Inference.MaxWait != time.Millisecond {
+	if sw.Pipeline.Inference.MaxWait.Std() != time.Millisecond {
 		t.Errorf("short_wait max_wait = %v, want 1ms", sw.Pipeline.Inference.MaxWait)
 	}
 	if sw.Pipeline.Inference.MaxBatch != 128 || sw.Pipeline.Workers != 8 {
@@ -232,11 +233,11 @@ func TestAblationOverridesOnlyWhatItWrites(t *testing.T) {
 			sw.Pipeline.Inference.MaxBatch, sw.Pipeline.Workers)
 	}
 	want := base
-	want.Pipeline.Inference.MaxWait = time.Millisecond
+	want.Pipeline.Inference.MaxWait = jsondur.Duration(time.Millisecond)
 	if !reflect.DeepEqual(sw, want) {
 		t.Errorf("short_wait differs from base in more than max_wait:\n got %+v\nwant %+v", sw, want)
 	}
-	if base.Pipeline.Inference.MaxWait != 2*time.Millisecond {
+	if base.Pipeline.Inference.MaxWait.Std() != 2*time.Millisecond {
 		t.Errorf("base max_wait = %v after ablations, want 2ms", base.Pipeline.Inference.MaxWait)
 	}
 
@@ -331,7 +332,7 @@ func TestVarOverrides(t *testing.T) {
 			return e.Arms[0].Config.Pipeline.Mode == "sync"
 		}},
 		{"bare duration", map[string]string{"wall": "30m"}, func(e *specs.Experiment) bool {
-			return e.Arms[0].Config.Budget.WallTime == 30*time.Minute
+			return e.Arms[0].Config.Budget.WallTime.Std() == 30*time.Minute
 		}},
 		{"list", map[string]string{"seeds": "[4, 5]"}, func(e *specs.Experiment) bool {
 			return reflect.DeepEqual(e.Seeds, []uint64{4, 5})
@@ -498,7 +499,8 @@ func TestJSONRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, key := range []string{`"env_steps":100000`, `"max_episode_steps":400`, `"replay_capacity":5000`,
-		`"gipo_sigma":0.25`, `"max_wait":2000000`, `"arms":[`, `"hash":"` + exp.Hash + `"`} {
+		`"gipo_sigma":0.25`, `"max_wait":"2ms"`, `"wall_time":"30m0s"`, `"heartbeat_timeout":"45s"`,
+		`"median":"7ms"`, `"arms":[`, `"hash":"` + exp.Hash + `"`} {
 		if !strings.Contains(string(b), key) {
 			t.Errorf("JSON lacks %s", key)
 		}
@@ -512,6 +514,22 @@ func TestJSONRoundTrip(t *testing.T) {
 	}
 	if got := back.ComputeHash(); got != exp.Hash {
 		t.Errorf("hash after round trip = %s, want %s", got, exp.Hash)
+	}
+
+	// Workflow histories and files written before durations became strings
+	// hold them as integer nanoseconds; they must decode to the same
+	// experiment.
+	legacy := strings.NewReplacer(`"max_wait":"2ms"`, `"max_wait":2000000`, `"wall_time":"30m0s"`, `"wall_time":1800000000000`,
+		`"heartbeat_timeout":"45s"`, `"heartbeat_timeout":45000000000`, `"median":"7ms"`, `"median":7000000`).Replace(string(b))
+	if legacy == string(b) {
+		t.Fatal("the legacy rewrite changed nothing")
+	}
+	var old specs.Experiment
+	if err := json.Unmarshal([]byte(legacy), &old); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(&old, exp) {
+		t.Errorf("nanosecond durations decoded differently:\n got %+v\nwant %+v", old, *exp)
 	}
 }
 
@@ -591,5 +609,25 @@ experiment "tt" {
 	}
 	if b, _ := json.Marshal(cp); strings.Contains(string(b), "suite") {
 		t.Errorf("cartpole env JSON %s carries tabletop fields", b)
+	}
+}
+
+// TestHashGolden pins the hashes of specs as earlier versions of accerl
+// computed them. A run's state directory and its workflows are keyed by
+// the hash, so a change here makes `accerl run` of an unchanged spec refuse
+// to attach to (or resume) the experiment it started before an upgrade. The
+// values were printed by the version before durations were written as
+// strings (54bc0b4); testdata/full.hcl sets all four duration fields.
+func TestHashGolden(t *testing.T) {
+	for path, want := range map[string]string{
+		"testdata/full.hcl":           "9a3659e0ae7ea64cb6bf0ec1f116fcb159eb7ae8ae0966635ab63398ce0b33bc",
+		"testdata/minimal.hcl":        "f5a3fb5f6b75266859448eda6a27e7e8990b06ab89e7a3ea83b96159caf25ef4",
+		"../examples/quickstart.hcl":  "a2dbb0bbc348a69b76a1a51b7b0b4665211204d2ddcb17297417e0090a203a10",
+		"../examples/throughput.hcl":  "8514c4275be789f8607cd149354be767f82542a0dd8c7b35c93e29799150e9e6",
+		"../examples/world-model.hcl": "c71688d4cfb8759f2ac5e2e985d5aba6fa8a3e1a151acf1896977235306a7c09",
+	} {
+		if got := mustParseFile(t, path, nil).Hash; got != want {
+			t.Errorf("%s: hash %s, want %s as before", path, got, want)
+		}
 	}
 }

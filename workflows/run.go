@@ -269,7 +269,7 @@ func SegmentQueue(cfg specs.Config) string {
 
 func heartbeatTimeout(cfg specs.Config) time.Duration {
 	if cfg.Checkpoint.HeartbeatTimeout > 0 {
-		return cfg.Checkpoint.HeartbeatTimeout
+		return cfg.Checkpoint.HeartbeatTimeout.Std()
 	}
 	return 30 * time.Second
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/accerl/accerl/jsondur"
 )
 
 // BenchConfig configures BenchThroughput.
@@ -20,7 +22,7 @@ type BenchConfig struct {
 	// (other processes, thermal state) hit both modes alike.
 	Rounds int `json:"rounds"`
 	// PhaseDuration is the wall time of one phase.
-	PhaseDuration time.Duration `json:"phase_duration"`
+	PhaseDuration jsondur.Duration `json:"phase_duration"`
 	// OnPhase, if set, is called after every phase (progress output).
 	OnPhase func(BenchPhase) `json:"-"`
 }
@@ -53,7 +55,7 @@ func DefaultBenchConfig() BenchConfig {
 	cfg.MaxWait = 0
 	cfg.Policy.Hidden = []int{64, 64}
 	cfg.Seed = 1
-	return BenchConfig{Config: cfg, Rounds: 2, PhaseDuration: 10 * time.Second}
+	return BenchConfig{Config: cfg, Rounds: 2, PhaseDuration: jsondur.Duration(10 * time.Second)}
 }
 
 // BenchPhase is one measured phase.
@@ -66,9 +68,9 @@ type BenchPhase struct {
 // BenchMode aggregates the phases of one mode.
 type BenchMode struct {
 	// Wall, EnvSteps and Updates add up the phases.
-	Wall     time.Duration `json:"wall"`
-	EnvSteps int64         `json:"env_steps"`
-	Updates  int64         `json:"updates"`
+	Wall     jsondur.Duration `json:"wall"`
+	EnvSteps int64            `json:"env_steps"`
+	Updates  int64            `json:"updates"`
 	// StepsPerS is EnvSteps / Wall.
 	StepsPerS float64 `json:"steps_per_s"`
 	// CeilingStepsPerS is the wall-weighted mean of the phases' ceilings
@@ -125,7 +127,7 @@ func BenchThroughput(ctx context.Context, cfg BenchConfig) (*BenchResult, error)
 	res := &BenchResult{Config: cfg}
 	for round := range cfg.Rounds {
 		for _, mode := range []string{ModeSync, ModeAsync} {
-			phaseCtx, cancel := context.WithTimeout(ctx, cfg.PhaseDuration)
+			phaseCtx, cancel := context.WithTimeout(ctx, cfg.PhaseDuration.Std())
 			// Far more updates than a phase can finish: the deadline ends it.
 			st, err := engines[mode].Run(phaseCtx, 1<<30, nil)
 			cancel()

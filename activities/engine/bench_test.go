@@ -7,6 +7,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/accerl/accerl/jsondur"
 )
 
 // TestBenchThroughputReport runs the default throughput benchmark when
@@ -22,7 +24,7 @@ func TestBenchThroughputReport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg.Config.MaxWait = d
+		cfg.Config.MaxWait = jsondur.Duration(d)
 	}
 	cfg.OnPhase = func(p BenchPhase) {
 		t.Logf("%s round %d: %.0f steps/s, ceiling %.0f (%.1f%%), batch %.1f of %.1f waiting, p50 %.2f ms p99 %.2f ms, trainer busy %.2f, rollout idle %.2f, updates %d",
@@ -44,11 +46,11 @@ func TestBenchThroughputReport(t *testing.T) {
 
 func TestBenchAggregate(t *testing.T) {
 	phases := []BenchPhase{
-		{Mode: ModeAsync, Stats: SegmentStats{Wall: time.Second, SegmentEnvSteps: 100, SegmentUpdates: 1,
+		{Mode: ModeAsync, Stats: SegmentStats{Wall: jsondur.Duration(time.Second), SegmentEnvSteps: 100, SegmentUpdates: 1,
 			CeilingStepsPerS: 200, BatchSizeHist: []int{0, 2, 1}, MeanWaitingAtBatch: 2, P50WaitMs: 1, P99WaitMs: 4,
 			TrainerBusy: 0.5, RolloutIdle: 0.2}},
-		{Mode: ModeSync, Stats: SegmentStats{Wall: time.Hour, SegmentEnvSteps: 1}},
-		{Mode: ModeAsync, Stats: SegmentStats{Wall: 3 * time.Second, SegmentEnvSteps: 500, SegmentUpdates: 2,
+		{Mode: ModeSync, Stats: SegmentStats{Wall: jsondur.Duration(time.Hour), SegmentEnvSteps: 1}},
+		{Mode: ModeAsync, Stats: SegmentStats{Wall: jsondur.Duration(3 * time.Second), SegmentEnvSteps: 500, SegmentUpdates: 2,
 			CeilingStepsPerS: 100, BatchSizeHist: []int{0, 0, 0, 1}, MeanWaitingAtBatch: 3, P50WaitMs: 5, P99WaitMs: 3,
 			TrainerBusy: 0.1, RolloutIdle: 0.6}},
 	}
@@ -56,7 +58,7 @@ func TestBenchAggregate(t *testing.T) {
 	// 600 steps in 4 s; ceiling (200·1 + 100·3)/4 = 125; 7 requests in 4
 	// batches; waiting (2·3 + 3·1)/4 = 2.25; p50 (1·3 + 5·1)/4 = 2; p99 the
 	// larger one; busy (0.5 + 0.3)/4 = 0.2; idle (0.2 + 1.8)/4 = 0.5.
-	want := BenchMode{Wall: 4 * time.Second, EnvSteps: 600, Updates: 3, StepsPerS: 150, CeilingStepsPerS: 125,
+	want := BenchMode{Wall: jsondur.Duration(4 * time.Second), EnvSteps: 600, Updates: 3, StepsPerS: 150, CeilingStepsPerS: 125,
 		CeilingFraction: 1.2, MeanBatch: 1.75, MeanWaitingAtBatch: 2.25, BatchShare: 1.75 / 2.25,
 		P50WaitMs: 2, P99WaitMs: 4, TrainerBusy: 0.2, RolloutIdle: 0.5}
 	// Weighted means of a few terms: a few ulps of rounding at most.
@@ -72,7 +74,7 @@ func TestBenchAggregate(t *testing.T) {
 }
 
 func TestBenchThroughputSmoke(t *testing.T) {
-	cfg := BenchConfig{Config: smallConfig(ModeSync), Rounds: 1, PhaseDuration: 150 * time.Millisecond}
+	cfg := BenchConfig{Config: smallConfig(ModeSync), Rounds: 1, PhaseDuration: jsondur.Duration(150 * time.Millisecond)}
 	cfg.Envs = func(c Config) EnvFactory { return testEnvs(c, constLatency(time.Millisecond)) }
 	var order []string
 	cfg.OnPhase = func(p BenchPhase) { order = append(order, p.Mode) }

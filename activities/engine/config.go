@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/accerl/accerl/jsondur"
 	"github.com/accerl/accerl/kernels"
 	"github.com/accerl/accerl/kernels/vla"
 )
@@ -57,8 +58,8 @@ type Config struct {
 	// MaxBatch and MaxWait are the inference service's batching rule: a
 	// batch runs at MaxBatch queued requests or when the oldest has waited
 	// MaxWait. A longer MaxWait grows batches but adds to every step cycle.
-	MaxBatch int           `json:"max_batch"`
-	MaxWait  time.Duration `json:"max_wait"`
+	MaxBatch int              `json:"max_batch"`
+	MaxWait  jsondur.Duration `json:"max_wait"`
 	// BatchSteps is the number of environment steps each update consumes.
 	// In sync mode every environment collects ceil(BatchSteps/envs) steps
 	// per round, so a round may hold slightly more.
@@ -213,7 +214,7 @@ func DefaultConfig() Config {
 		ChunkSteps:     64,
 		ReplayCapacity: 8192,
 		MaxBatch:       256,
-		MaxWait:        5 * time.Millisecond,
+		MaxWait:        jsondur.Duration(5 * time.Millisecond),
 		BatchSteps:     512,
 		GAELambda:      0.95,
 		Policy:         PolicySettings{Head: kernels.HeadCategorical, Hidden: []int{64, 64}, Activation: kernels.ActTanh},

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/accerl/accerl/jsondur"
 	"github.com/accerl/accerl/kernels"
 	"github.com/accerl/accerl/testenv"
 )
@@ -28,7 +29,7 @@ func TestConfigValidate(t *testing.T) {
 		{"replay below batch", func(c *Config) { c.ReplayCapacity = c.BatchSteps - 1 }, "replay capacity"},
 		{"staleness below lag", func(c *Config) { c.MaxStaleness, c.Lag = 1, 2 }, "every sample would be dropped"},
 		{"max batch", func(c *Config) { c.MaxBatch = 0 }, "max batch"},
-		{"max wait", func(c *Config) { c.MaxWait = -time.Millisecond }, "max wait"},
+		{"max wait", func(c *Config) { c.MaxWait = jsondur.Duration(-time.Millisecond) }, "max wait"},
 		{"gamma", func(c *Config) { c.Learner.Gamma = 0 }, "gamma"},
 		{"lambda", func(c *Config) { c.GAELambda = 1.5 }, "gae lambda"},
 		{"activation", func(c *Config) { c.Policy.Activation = "gelu" }, "activation"},

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/accerl/accerl/jsondur"
 	"github.com/accerl/accerl/kernels"
 	"github.com/accerl/accerl/kernels/vla"
 )
@@ -116,7 +117,7 @@ func New(cfg Config, snap *Snapshot, makeEnv EnvFactory) (_ *Engine, err error) 
 	}
 	e.svcSrc = rand.NewPCG(cfg.Seed, streamInference)
 	e.svc = NewInferenceService(InferenceConfig{
-		ObsDim: e.obsDim, Action: e.shape, MaxBatch: cfg.MaxBatch, MaxWait: cfg.MaxWait, Lag: cfg.Lag,
+		ObsDim: e.obsDim, Action: e.shape, MaxBatch: cfg.MaxBatch, MaxWait: cfg.MaxWait.Std(), Lag: cfg.Lag,
 		PerRequestRNG: cfg.Mode == ModeSync,
 	}, model.CloneNetwork(), rand.New(e.svcSrc))
 	e.replay = NewReplayBuffer(cfg.replayCapacity(), cfg.MaxStaleness)
@@ -412,7 +413,7 @@ func (e *Engine) trainStep(chunks, img []*Chunk, seg *segment, onUpdate func(Upd
 		Episodes:      eps,
 		MeanStaleness: info.meanStale,
 		StalenessHist: info.staleness,
-		Wall:          wall,
+		Wall:          jsondur.Duration(wall),
 		StepsPerS:     ratio(float64(steps-seg.startSteps), wall.Seconds()),
 		MeanBatch:     win.MeanBatch(),
 		P50WaitMs:     win.WaitQuantileMs(0.5),
@@ -477,7 +478,7 @@ func (e *Engine) segmentStats(seg *segment) SegmentStats {
 		Episodes:              e.episodes(),
 		SegmentUpdates:        e.tr.updates - seg.startUpdates,
 		SegmentEnvSteps:       steps - seg.startSteps,
-		Wall:                  wall,
+		Wall:                  jsondur.Duration(wall),
 		StepsPerS:             ratio(float64(steps-seg.startSteps), wall.Seconds()),
 		CeilingStepsPerS:      ceiling,
 		BatchSizeHist:         inf.SizeHist,

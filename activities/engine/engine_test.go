@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/accerl/accerl/jsondur"
 	"github.com/accerl/accerl/kernels"
 	"github.com/accerl/accerl/testenv"
 )
@@ -24,7 +25,7 @@ func smallConfig(mode string) Config {
 	cfg.BatchSteps = 64
 	cfg.ReplayCapacity = 256
 	cfg.Policy.Hidden = []int{16, 16}
-	cfg.MaxWait = 200 * time.Microsecond
+	cfg.MaxWait = jsondur.Duration(200 * time.Microsecond)
 	cfg.Learner.Minibatches = 2
 	cfg.Learner.Epochs = 2
 	cfg.Seed = 7

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/accerl/accerl/jsondur"
 	"github.com/accerl/accerl/kernels"
 	"github.com/accerl/accerl/testenv"
 )
@@ -19,7 +20,7 @@ func learnConfig(mode string) Config {
 	cfg.ChunkSteps = 64
 	cfg.BatchSteps = 512
 	cfg.ReplayCapacity = 2048
-	cfg.MaxWait = 100 * time.Microsecond
+	cfg.MaxWait = jsondur.Duration(100 * time.Microsecond)
 	cfg.Learner.Schedule = kernels.LRSchedule{Base: 1e-3, Kind: kernels.LRLinear, Total: 78}
 	cfg.Seed = 1
 	if mode == ModeAsync {

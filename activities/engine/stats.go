@@ -3,6 +3,7 @@ package engine
 import (
 	"time"
 
+	"github.com/accerl/accerl/jsondur"
 	"github.com/accerl/accerl/kernels"
 )
 
@@ -36,8 +37,8 @@ type UpdateReport struct {
 	StalenessHist []int   `json:"staleness_hist"`
 	// Wall is the time since the segment started; StepsPerS the segment's
 	// environment steps per second so far.
-	Wall      time.Duration `json:"wall"`
-	StepsPerS float64       `json:"steps_per_s"`
+	Wall      jsondur.Duration `json:"wall"`
+	StepsPerS float64          `json:"steps_per_s"`
 	// MeanBatch is the mean inference batch size and P50WaitMs/P99WaitMs
 	// the inference queue-wait quantiles since the previous report.
 	MeanBatch float64 `json:"mean_batch"`
@@ -74,8 +75,8 @@ type SegmentStats struct {
 	SegmentEnvSteps int64 `json:"segment_env_steps"`
 	// Wall is the segment's duration and StepsPerS its environment steps
 	// per second.
-	Wall      time.Duration `json:"wall"`
-	StepsPerS float64       `json:"steps_per_s"`
+	Wall      jsondur.Duration `json:"wall"`
+	StepsPerS float64          `json:"steps_per_s"`
 	// CeilingStepsPerS is the environment-bound throughput ceiling, the sum
 	// over environments of 1/(mean simulator step time + mean inference
 	// compute per request), all measured in this segment: what the

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/accerl/accerl/activities"
+	"github.com/accerl/accerl/jsondur"
 	"github.com/accerl/accerl/specs"
 	"github.com/accerl/accerl/testenv"
 )
@@ -69,9 +70,9 @@ func benchThroughput(ctx context.Context, args []string, stdout, stderr io.Write
 	slowFactor := fs.Float64("slow-factor", lat.SlowFactor, "how many times slower the slow workers are")
 	batch := fs.Int("batch-steps", def.Config.BatchSteps, "env steps per trainer update")
 	maxBatch := fs.Int("max-batch", def.Config.MaxBatch, "inference batch fires at this many queued requests")
-	maxWait := fs.Duration("max-wait", def.Config.MaxWait, "inference batch fires when the oldest request waited this long (0: whatever queued during the previous batch; see 'go doc ./activities/engine DefaultBenchConfig')")
+	maxWait := fs.Duration("max-wait", def.Config.MaxWait.Std(), "inference batch fires when the oldest request waited this long (0: whatever queued during the previous batch; see 'go doc ./activities/engine DefaultBenchConfig')")
 	rounds := fs.Int("rounds", def.Rounds, "sync/async phase pairs")
-	phase := fs.Duration("phase", def.PhaseDuration, "wall time of one phase")
+	phase := fs.Duration("phase", def.PhaseDuration.Std(), "wall time of one phase")
 	seed := fs.Uint64("seed", def.Config.Seed, "random seed")
 	jsonOut := fs.String("json", "", "also write the results to this JSON file")
 	remote := fs.String("remote", "", "comma-separated host:port of `accerl envserver`s: step the CartPoles there over dm_env_rpc instead of in process (environment i on server i mod N); the --latency flags then do not apply, the servers' own speed and the network's round trips do")
@@ -80,7 +81,7 @@ func benchThroughput(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	cfg := def
 	c := &cfg.Config
-	c.Workers, c.EnvsPerWorker, c.BatchSteps, c.MaxBatch, c.MaxWait, c.Seed = *workers, *envs, *batch, *maxBatch, *maxWait, *seed
+	c.Workers, c.EnvsPerWorker, c.BatchSteps, c.MaxBatch, c.MaxWait, c.Seed = *workers, *envs, *batch, *maxBatch, jsondur.Duration(*maxWait), *seed
 	l := testenv.Latency{Kind: *latKind, Median: *median, Sigma: *sigma, SlowFraction: *slowFrac, SlowFactor: *slowFactor}
 	if err := l.Validate(); err != nil {
 		return fmt.Errorf("bench throughput: %w", err)
@@ -103,7 +104,7 @@ func benchThroughput(ctx context.Context, args []string, stdout, stderr io.Write
 		e.MaxEpisodeSteps = c.MaxEpisodeSteps
 		return activities.LatencyEnvFactory(e, l, c.Workers, c.EnvsPerWorker, c.Seed)
 	}
-	cfg.Rounds, cfg.PhaseDuration = *rounds, *phase
+	cfg.Rounds, cfg.PhaseDuration = *rounds, jsondur.Duration(*phase)
 	fmt.Fprintf(stdout, "Workload: %d envs (%d workers × %d), %s, batch %d steps, max_batch %d, max_wait %v\n",
 		c.NumEnvs(), c.Workers, c.EnvsPerWorker, cfg.Workload, c.BatchSteps, c.MaxBatch, c.MaxWait)
 	fmt.Fprintf(stdout, "Running %d × (sync, async) phases of %v each...\n", cfg.Rounds, cfg.PhaseDuration)

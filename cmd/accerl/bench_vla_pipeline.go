@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/accerl/accerl/activities"
+	"github.com/accerl/accerl/jsondur"
 	"github.com/accerl/accerl/specs"
 	"github.com/accerl/accerl/testenv"
 )
@@ -54,7 +55,7 @@ func benchVLAPipeline(ctx context.Context, phase time.Duration, jsonOut string, 
 		desc := fmt.Sprintf("tabletop spatial, pixels 32×32 × 2 cameras, micro-VLA dim %d × %d layers, chunks 8/4, %d envs, step latency %s median %v",
 			c.Policy.VLA.Dim, c.Policy.VLA.Layers, c.Pipeline.Workers*c.Pipeline.EnvsPerWorker, w.lat.Kind, w.lat.Median)
 		cfg := activities.PipelineBench(c, w.lat, 1, desc)
-		cfg.Rounds, cfg.PhaseDuration = 1, phase
+		cfg.Rounds, cfg.PhaseDuration = 1, jsondur.Duration(phase)
 		fmt.Fprintf(stdout, "%s: %s\n", w.name, desc)
 		cfg.OnPhase = func(p activities.ThroughputPhase) {
 			fmt.Fprintf(stdout, "  %-5s %8.1f env steps/s, mean inference batch %.1f\n", p.Mode, p.Stats.StepsPerS, p.Stats.MeanBatch)
