@@ -42,6 +42,11 @@ const (
 type ServerConfig struct {
 	// StateDir holds the SQLite database, the server log and the lock file.
 	StateDir string
+	// DB, when set, keeps the workflows in PostgreSQL instead of StateDir's SQLite file:
+	// postgres://USER:PASSWORD@HOST:PORT/DATABASE?sslmode=disable (see parsePostgresURL). The
+	// server creates the databases and schemas it lacks. Run one server per database: two
+	// servers with their own static membership on one database would contend for its shard.
+	DB string
 	// Namespaces are created on first start (and on every start if missing).
 	Namespaces []string
 	// IP is the address the frontend listens on: "" (127.0.0.1), another of this host's
@@ -302,12 +307,6 @@ func newServer(cfg ServerConfig, frontendTLS config.GroupTLS) (temporal.Server, 
 	if level == "" {
 		level = "warn"
 	}
-	sqlCfg := sqlConfig(cfg.StateDir)
-	if _, err := os.Stat(sqlCfg.DatabaseName); errors.Is(err, os.ErrNotExist) {
-		if err := sqlite.SetupSchema(sqlCfg); err != nil {
-			return nil, addrs, fmt.Errorf("create temporal schema in %s: %w", sqlCfg.DatabaseName, err)
-		}
-	}
 	var nsCfgs []*sqlite.NamespaceConfig
 	for _, ns := range namespaces(cfg) {
 		nc, err := sqlite.NewNamespaceConfig(clusterName, ns, false, searchAttributeTypes())
@@ -316,8 +315,9 @@ func newServer(cfg ServerConfig, frontendTLS config.GroupTLS) (temporal.Server, 
 		}
 		nsCfgs = append(nsCfgs, nc)
 	}
-	if err := sqlite.CreateNamespaces(sqlCfg, nsCfgs...); err != nil {
-		return nil, addrs, fmt.Errorf("create namespaces: %w", err)
+	persistence, err := serverPersistence(cfg, nsCfgs)
+	if err != nil {
+		return nil, addrs, err
 	}
 
 	frontendPort := cfg.Port
@@ -369,12 +369,7 @@ func newServer(cfg ServerConfig, frontendTLS config.GroupTLS) (temporal.Server, 
 			Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: "127.0.0.1"},
 			TLS:        config.RootTLS{Frontend: frontendTLS},
 		},
-		Persistence: config.Persistence{
-			DefaultStore:     sqliteplugin.PluginName,
-			VisibilityStore:  sqliteplugin.PluginName,
-			NumHistoryShards: 1,
-			DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
-		},
+		Persistence: persistence,
 		ClusterMetadata: &cluster.Config{
 			EnableGlobalNamespace:    false,
 			FailoverVersionIncrement: 10,
@@ -415,6 +410,45 @@ func newServer(cfg ServerConfig, frontendTLS config.GroupTLS) (temporal.Server, 
 		return nil, addrs, fmt.Errorf("create temporal server: %w", err)
 	}
 	return srv, addrs, nil
+}
+
+// serverPersistence is where the server of cfg keeps its workflows: the SQLite file in
+// StateDir, or the PostgreSQL databases of cfg.DB. It creates the schemas a new store lacks
+// and the namespaces it lacks.
+func serverPersistence(cfg ServerConfig, namespaces []*sqlite.NamespaceConfig) (config.Persistence, error) {
+	if cfg.DB != "" {
+		st, err := parsePostgresURL(cfg.DB)
+		if err != nil {
+			return config.Persistence{}, err
+		}
+		if err := setupPostgres(st, namespaces); err != nil {
+			return config.Persistence{}, err
+		}
+		return config.Persistence{
+			DefaultStore:     "postgres",
+			VisibilityStore:  "postgres-visibility",
+			NumHistoryShards: 1,
+			DataStores: map[string]config.DataStore{
+				"postgres":            {SQL: st.main},
+				"postgres-visibility": {SQL: st.visibility},
+			},
+		}, nil
+	}
+	sqlCfg := sqlConfig(cfg.StateDir)
+	if _, err := os.Stat(sqlCfg.DatabaseName); errors.Is(err, os.ErrNotExist) {
+		if err := sqlite.SetupSchema(sqlCfg); err != nil {
+			return config.Persistence{}, fmt.Errorf("create temporal schema in %s: %w", sqlCfg.DatabaseName, err)
+		}
+	}
+	if err := sqlite.CreateNamespaces(sqlCfg, namespaces...); err != nil {
+		return config.Persistence{}, fmt.Errorf("create namespaces: %w", err)
+	}
+	return config.Persistence{
+		DefaultStore:     sqliteplugin.PluginName,
+		VisibilityStore:  sqliteplugin.PluginName,
+		NumHistoryShards: 1,
+		DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
+	}, nil
 }
 
 // fatalToStderr ends the process, as the server's fatal log entries do (a port it cannot bind,

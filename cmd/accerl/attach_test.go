@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -256,5 +257,43 @@ func TestControlTakesExperimentName(t *testing.T) {
 	}
 	if stdout, _ := pause(b, 0); stdout != runB+": pause\n" {
 		t.Errorf("pause %s: %q, want its one run", b, stdout)
+	}
+}
+
+// A run on a --temporal server where no worker polls says so, and where one polls it says
+// nothing.
+func TestWarnNoWorker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an embedded Temporal server")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv, c := startServer(ctx, t, filepath.Join(t.TempDir(), "state"))
+	defer func(g time.Duration) { noWorkerGrace = g }(noWorkerGrace)
+	noWorkerGrace = 0
+	var out bytes.Buffer
+	warnNoWorker(ctx, c, "default", srv.HostPort(), &out)
+	if want := "No worker is polling task queue \"cpu\" in namespace \"default\" of " + srv.HostPort(); !strings.Contains(out.String(), want) ||
+		!strings.Contains(out.String(), "accerl worker --temporal "+srv.HostPort()) {
+		t.Errorf("without a worker: %q, want it to contain %q and the command that starts one", out.String(), want)
+	}
+
+	startStub(t, c, workflows.TaskQueueCPU, "Experiment", stubExperiment)
+	// A poller shows in DescribeTaskQueue once its first long poll reached the server.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		resp, err := c.DescribeTaskQueue(ctx, workflows.TaskQueueCPU, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+		if err == nil && len(resp.GetPollers()) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stub worker never showed as a poller: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	out.Reset()
+	warnNoWorker(ctx, c, "default", srv.HostPort(), &out)
+	if out.Len() > 0 {
+		t.Errorf("with a worker polling: %q, want nothing", out.String())
 	}
 }

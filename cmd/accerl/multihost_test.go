@@ -154,17 +154,24 @@ func TestMultiHost(t *testing.T) {
 		t.Errorf("segments by worker %v, %d on w2 after the kill: want both workers to train and w2 to carry on", ran, resumedOnW2)
 	}
 	// Every run ends where the one-host run ended.
-	for seed := 1; seed <= 4; seed++ {
+	sameFinalRuns(t, out, filepath.Join(refDir, "out"), 4)
+}
+
+// sameFinalRuns checks that runs base/seed-1..seeds under out completed with the environment
+// steps and final parameters of the same runs under ref.
+func sameFinalRuns(t *testing.T, out, ref string, seeds int) {
+	t.Helper()
+	for seed := 1; seed <= seeds; seed++ {
 		run := filepath.Join("base", fmt.Sprintf("seed-%d", seed), runstore.SummaryFile)
 		var got, want runstore.RunSummary
 		if err := runstore.ReadJSON(filepath.Join(out, run), &got); err != nil {
 			t.Fatal(err)
 		}
-		if err := runstore.ReadJSON(filepath.Join(refDir, "out", run), &want); err != nil {
+		if err := runstore.ReadJSON(filepath.Join(ref, run), &want); err != nil {
 			t.Fatal(err)
 		}
 		if got.Status != "completed" || got.ParamsSHA256 != want.ParamsSHA256 || got.EnvSteps != want.EnvSteps {
-			t.Errorf("seed %d: %s with params %.12s after %d steps; one host: %s, %.12s, %d",
+			t.Errorf("seed %d: %s with params %.12s after %d steps; the reference: %s, %.12s, %d",
 				seed, got.Status, got.ParamsSHA256, got.EnvSteps, want.Status, want.ParamsSHA256, want.EnvSteps)
 		}
 	}

@@ -28,7 +28,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	vars := addVarFlag(fs)
 	out := fs.String("out", "", "experiment output directory (default runs/<experiment>/); workers must see it at the same path")
 	detach := fs.Bool("detach", false, "submit the experiment and return without waiting (needs a worker elsewhere, so use it with --temporal)")
-	noWorker := fs.Bool("no-worker", false, "do not run a worker in this process (use when 'accerl worker' processes serve the task queues)")
+	noWorker := fs.Bool("no-worker", false, "do not run a worker in this process (use when 'accerl worker' processes serve the task queues). With --temporal no worker runs in this process either way: start 'accerl worker --temporal HOST:PORT' where the runs should train")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -104,6 +104,11 @@ func runExperiment(ctx context.Context, tf *temporalFlags, exp *specs.Experiment
 	if opts.detach {
 		fmt.Fprintf(stdout, "Detached. Follow it with 'accerl status'.\n")
 		return nil
+	}
+	if !c.owned && c.sharedDir == "" {
+		// With --temporal the workers are other processes: say so if there are none,
+		// rather than show pending runs forever.
+		go warnNoWorker(ctx, c.client, tf.namespace, tf.addr, stderr)
 	}
 
 	res, err := watch(ctx, c, we, exp, stdout)
@@ -319,4 +324,24 @@ func queryRun(ctx context.Context, c client.Client, wfID string, r specs.Run) wo
 		withLiveProgress(qctx, c, wfID, &p)
 	}
 	return p
+}
+
+// noWorkerGrace is how long run waits for a worker to poll the workflow task queue of a
+// --temporal server before it says that there is none.
+var noWorkerGrace = 10 * time.Second
+
+// warnNoWorker writes one warning to w when, noWorkerGrace after the start, no worker polls
+// the "cpu" task queue (where every workflow task goes) of namespace on the server at addr.
+func warnNoWorker(ctx context.Context, cl client.Client, namespace, addr string, w io.Writer) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(noWorkerGrace):
+	}
+	resp, err := cl.DescribeTaskQueue(ctx, workflows.TaskQueueCPU, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	if err != nil || len(resp.GetPollers()) > 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nNo worker is polling task queue %q in namespace %q of %s, so the runs wait. Start one where they should train: accerl worker --temporal %s\n",
+		workflows.TaskQueueCPU, namespace, addr, addr)
 }

@@ -99,7 +99,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 func cmdServer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("server", "server [--ip ADDR --tls-cert FILE --tls-key FILE [--tls-ca FILE]] [flags]   — run the embedded Temporal server alone (SQLite in --state-dir)", stderr)
+	fs := newFlagSet("server", "server [--ip ADDR --tls-cert FILE --tls-key FILE [--tls-ca FILE]] [--db postgres://...] [flags]   — run the embedded Temporal server alone (SQLite in --state-dir, or PostgreSQL with --db)", stderr)
 	stateDir := fs.String("state-dir", defaultStateDir(), "directory for the SQLite database and logs (default $ACCERL_STATE_DIR, else .accerl)")
 	port := portNumber(7233)
 	fs.Var(&port, "port", "frontend gRPC port on --ip")
@@ -110,6 +110,7 @@ func cmdServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	})
 	insecure := fs.Bool("insecure", false, "allow an --ip other hosts can reach without TLS. The frontend has no authentication: anyone who reaches the port can start, stop and read every workflow, so use it only on a network you trust")
 	namespace := fs.String("namespace", worker.DefaultNamespace, "namespace to create")
+	db := fs.String("db", "", "keep the workflows in PostgreSQL instead of the SQLite file in --state-dir: postgres://USER:PASSWORD@HOST:5432/DATABASE?sslmode=disable. The server creates DATABASE and DATABASE_visibility and their schemas when missing (the user needs CREATEDB, or create them beforehand); logs and the lock stay in --state-dir. Run one server per database")
 	ui := addUIFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -119,7 +120,7 @@ func cmdServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	srv, err := worker.StartServer(worker.ServerConfig{
-		StateDir: dir, IP: *ip, Port: int(port), TLS: *tlsFiles, Insecure: *insecure,
+		StateDir: dir, DB: *db, IP: *ip, Port: int(port), TLS: *tlsFiles, Insecure: *insecure,
 		Namespaces: []string{*namespace}, UIPort: ui.serverPort(),
 	})
 	if err != nil {
@@ -129,6 +130,9 @@ func cmdServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	printServer(stdout, srv, *ip, *tlsFiles, dir)
+	if *db != "" {
+		fmt.Fprintf(stdout, "Workflows are stored in PostgreSQL: %s\n", worker.RedactURL(*db))
+	}
 	printUI(stdout, stderr, srv)
 	<-ctx.Done()
 	return srv.Stop()
