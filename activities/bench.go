@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/accerl/accerl/activities/engine"
+	"github.com/accerl/accerl/envrpc"
 	"github.com/accerl/accerl/specs"
 	"github.com/accerl/accerl/testenv"
 )
@@ -49,11 +50,17 @@ func BenchThroughput(ctx context.Context, cfg ThroughputConfig) (*ThroughputResu
 // async mode by engine.BenchThroughput. `accerl bench vla --pipeline` runs the micro-VLA
 // through it.
 func PipelineBench(c specs.Config, lat testenv.Latency, seed uint64, workload string) ThroughputConfig {
+	return PipelineBenchMetered(c, lat, seed, workload, nil)
+}
+
+// PipelineBenchMetered is PipelineBench with a remote arm's connections counting their bytes
+// and Step round trips in meter (`accerl bench throughput --remote N`).
+func PipelineBenchMetered(c specs.Config, lat testenv.Latency, seed uint64, workload string, meter *envrpc.Meter) ThroughputConfig {
 	cfg := engine.DefaultBenchConfig()
 	cfg.Config = EngineConfig(c, seed, int(c.TotalUpdates()))
 	cfg.Config.MaxEnvSteps = 0 // phases are timed, not budgeted
 	cfg.Envs = func(ec engine.Config) engine.EnvFactory {
-		return policyEnvFactory(c.Env, c.Policy, lat, ec.Workers, ec.EnvsPerWorker, ec.Seed, nil)
+		return policyEnvFactory(c.Env, c.Policy, lat, ec.Workers, ec.EnvsPerWorker, ec.Seed, nil, meter)
 	}
 	cfg.Workload = workload
 	return cfg

@@ -5,6 +5,7 @@ import (
 
 	"github.com/accerl/accerl/activities/engine"
 	"github.com/accerl/accerl/activities/worldmodel"
+	"github.com/accerl/accerl/envrpc"
 	"github.com/accerl/accerl/specs"
 	"github.com/accerl/accerl/testenv"
 	"github.com/accerl/accerl/testenv/tabletop"
@@ -30,24 +31,24 @@ func EnvFactory(c specs.Config, seed uint64) engine.EnvFactory {
 // envFactory is EnvFactory with the remote environments' warnings sent to warn (nil: the
 // standard logger).
 func envFactory(c specs.Config, seed uint64, warn func(string)) engine.EnvFactory {
-	return policyEnvFactory(c.Env, c.Policy, specLatency(c.Env.Latency), c.Pipeline.Workers, c.Pipeline.EnvsPerWorker, seed, warn)
+	return policyEnvFactory(c.Env, c.Policy, specLatency(c.Env.Latency), c.Pipeline.Workers, c.Pipeline.EnvsPerWorker, seed, warn, nil)
 }
 
 // LatencyEnvFactory is EnvFactory from its parts: env picks the simulator (MakeSim), lat the
 // simulated latency of the workers × perWorker rollout environments; the policy acts one
 // action at a time.
 func LatencyEnvFactory(env specs.Env, lat testenv.Latency, workers, perWorker int, seed uint64) engine.EnvFactory {
-	return policyEnvFactory(env, specs.Policy{}, lat, workers, perWorker, seed, nil)
+	return policyEnvFactory(env, specs.Policy{}, lat, workers, perWorker, seed, nil, nil)
 }
 
-func policyEnvFactory(env specs.Env, pol specs.Policy, lat testenv.Latency, workers, perWorker int, seed uint64, warn func(string)) engine.EnvFactory {
+func policyEnvFactory(env specs.Env, pol specs.Policy, lat testenv.Latency, workers, perWorker int, seed uint64, warn func(string), meter *envrpc.Meter) engine.EnvFactory {
 	n := workers * perWorker
 	k, execute := pol.Chunk()
 	return func(i int) (engine.Env, error) {
 		var out engine.Env
 		var cams frameSource
 		if env.Remote != nil {
-			r, err := dialRemote(env, i, warn)
+			r, err := dialRemote(env, i, warn, meter)
 			if err != nil {
 				return nil, err
 			}
@@ -140,7 +141,7 @@ func (e simEnv) Step(action []float64) engine.StepResult {
 func OfflineSims(e specs.Env) func() (worldmodel.Sim, error) {
 	return func() (worldmodel.Sim, error) {
 		if e.Remote != nil {
-			r, err := dialRemote(e, 0, nil)
+			r, err := dialRemote(e, 0, nil, nil)
 			if err != nil {
 				return nil, err
 			}

@@ -20,7 +20,8 @@ import (
 
 // dialRemote connects environment i of a remote arm to its server (addresses round-robin),
 // creating the world with the spec's settings.
-func dialRemote(env specs.Env, i int, warn func(string)) (*envrpc.Env, error) {
+// meter, when set, counts its bytes and round trips.
+func dialRemote(env specs.Env, i int, warn func(string), meter *envrpc.Meter) (*envrpc.Env, error) {
 	local := env
 	local.Remote = nil
 	twin, err := MakeSim(local)
@@ -34,7 +35,7 @@ func dialRemote(env specs.Env, i int, warn func(string)) (*envrpc.Env, error) {
 		return nil, fmt.Errorf("env %d: remote TLS (env.tls_ca, tls_cert, tls_key): %w", i, err)
 	}
 	cfg := envrpc.Config{Address: addrs[i%len(addrs)], Settings: worldSettings(env), Warn: warn,
-		Frames: env.Kind == specs.EnvTabletop && env.Pixels, TLS: tlsCfg}
+		Frames: env.Kind == specs.EnvTabletop && env.Pixels, TLS: tlsCfg, Compression: env.Remote.Compression, Meter: meter}
 	r, err := envrpc.Dial(context.Background(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("env %d: %w", i, err)

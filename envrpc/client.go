@@ -49,6 +49,11 @@ type Config struct {
 	Warn func(msg string)
 	// DialOptions are appended to the gRPC client's options.
 	DialOptions []grpc.DialOption
+	// Compression is CompressionNone or CompressionGzip (gzip level 1 on every message,
+	// both ways: see CompressionGzip).
+	Compression string
+	// Meter, when set, counts this environment's bytes on the wire and Step round trips.
+	Meter *Meter
 }
 
 // Env is one remote environment: a world on a dm_env_rpc server, created and joined over
@@ -122,6 +127,16 @@ func Dial(ctx context.Context, cfg Config) (*Env, error) {
 			Backoff: backoff.Config{BaseDelay: 50 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 5 * time.Second}}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)),
 	}, cfg.DialOptions...)
+	switch cfg.Compression {
+	case CompressionNone:
+	case CompressionGzip:
+		opts = append(opts, grpc.WithDefaultCallOptions(grpc.UseCompressor(CompressionGzip)))
+	default:
+		return nil, fmt.Errorf("dial remote env %s: compression %q: want %q or none", cfg.Address, cfg.Compression, CompressionGzip)
+	}
+	if cfg.Meter != nil {
+		opts = append(opts, cfg.Meter.dialOption())
+	}
 	conn, err := grpc.NewClient(cfg.Address, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("dial remote env %s: %w", cfg.Address, err)
@@ -434,7 +449,11 @@ func (e *Env) Step(action []float64) engine.StepResult {
 	}
 	req := e.stepReq.GetStep()
 	setAction(req.Actions[e.act.uid], action)
+	t0 := time.Now()
 	resp, err := e.roundTrip(e.stepReq)
+	if e.cfg.Meter != nil {
+		e.cfg.Meter.step(time.Since(t0))
+	}
 	var lost lostError
 	if errors.As(err, &lost) {
 		e.reconnect(err)

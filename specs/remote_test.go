@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/accerl/accerl/specs"
 )
 
 // TestRemoteEnv checks env "remote": the arm resolves as its world's kind with the
@@ -57,5 +59,35 @@ experiment "rr" {
 	}
 	if b, _ := json.Marshal(base); !strings.Contains(string(b), `"remote":{"addresses":["127.0.0.1:7000"]}`) {
 		t.Errorf("remote env JSON %s lacks the addresses", b)
+	}
+}
+
+// TestRemoteCompression checks env "remote" { compression }: "gzip" is kept, "none" is the
+// default and leaves the JSON (and so the hash) as without the attribute, anything else is
+// refused naming the choices.
+func TestRemoteCompression(t *testing.T) {
+	src := func(c string) string {
+		return `
+experiment "rc" {
+  budget { env_steps = 1000 }
+  env "remote" {
+    address = "127.0.0.1:7000"
+    world   = "cartpole"
+    ` + c + `
+  }
+}`
+	}
+	gz := mustParse(t, src(`compression = "gzip"`), nil)
+	if c := gz.Arms[0].Config.Env.Remote.Compression; c != "gzip" {
+		t.Errorf("compression = %q, want gzip", c)
+	}
+	none, plain := mustParse(t, src(`compression = "none"`), nil), mustParse(t, src(""), nil)
+	if none.Arms[0].Config.Env.Remote.Compression != "" || none.Hash != plain.Hash || gz.Hash == plain.Hash {
+		t.Errorf("none %q: hash %s, without the attribute %s, gzip %s: want none = absent ≠ gzip",
+			none.Arms[0].Config.Env.Remote.Compression, none.Hash, plain.Hash, gz.Hash)
+	}
+	_, diags := specs.Parse("test.hcl", []byte(src(`compression = "zstd"`)), nil)
+	if !diags.HasErrors() || !strings.Contains(diags.Error(), `"none", "gzip"`) {
+		t.Errorf("zstd: %v, want an error listing none and gzip", diags)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -75,9 +76,25 @@ func benchThroughput(ctx context.Context, args []string, stdout, stderr io.Write
 	phase := fs.Duration("phase", def.PhaseDuration.Std(), "wall time of one phase")
 	seed := fs.Uint64("seed", def.Config.Seed, "random seed")
 	jsonOut := fs.String("json", "", "also write the results to this JSON file")
-	remote := fs.String("remote", "", "comma-separated host:port of `accerl envserver`s: step the CartPoles there over dm_env_rpc instead of in process (environment i on server i mod N); the --latency flags then do not apply, the servers' own speed and the network's round trips do")
+	remote := fs.String("remote", "", "N, or comma-separated host:port of `accerl envserver`s. N starts N envservers on this host and compares the same environments (--env) in process and behind them over dm_env_rpc, once per --compression: steps/s, bytes per step, step round trips. Addresses step the CartPoles on those servers instead of in process (environment i on server i mod N); the --latency flags then do not apply, the servers' own speed and the network's round trips do")
+	remoteEnv := fs.String("env", "cartpole", "with --remote N: the environments, cartpole or tabletop (spatial suite, both cameras' 32×32 images in every step)")
+	compress := fs.String("compression", "none,gzip", "with --remote N: comma-separated wire compressions to measure, of none and gzip (level 1)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if n, err := strconv.Atoi(*remote); err == nil {
+		if n < 1 || n > 64 {
+			return fmt.Errorf("bench throughput: --remote %d: start 1 to 64 envservers", n)
+		}
+		var comps []string
+		for _, c := range strings.Split(*compress, ",") {
+			c = strings.TrimSpace(c)
+			if c != specs.CompressionNone && c != specs.CompressionGzip {
+				return fmt.Errorf("bench throughput: --compression %q: choose none or gzip (or both: none,gzip)", c)
+			}
+			comps = append(comps, c)
+		}
+		return benchRemote(ctx, n, *remoteEnv, comps, *rounds, *phase, *jsonOut, stdout)
 	}
 	cfg := def
 	c := &cfg.Config

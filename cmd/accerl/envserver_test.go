@@ -3,7 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -11,6 +15,7 @@ import (
 	"time"
 
 	"github.com/accerl/accerl/envrpc"
+	"github.com/accerl/accerl/runstore"
 	"github.com/accerl/accerl/tlsfiles/tlstest"
 )
 
@@ -123,5 +128,56 @@ func TestEnvServerTLSFlags(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "(mutual TLS) on") {
 		t.Errorf("output %q does not say it serves with mutual TLS", out.String())
+	}
+}
+
+// bench throughput --remote N starts N envservers (this test binary as accerl) and compares
+// in-process environments with the same ones behind them, per compression.
+func TestBenchThroughputRemoteServers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains three sync/async pairs")
+	}
+	defer func(f func(...string) (*exec.Cmd, error)) { envServerCommand = f }(envServerCommand)
+	envServerCommand = func(args ...string) (*exec.Cmd, error) {
+		b, _ := json.Marshal(append([]string{"envserver"}, args...))
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), mainEnv+"=1", argsEnv+"="+string(b))
+		return cmd, nil
+	}
+	out := filepath.Join(t.TempDir(), "remote.json")
+	status, stdout, stderr := runArgs(t, "bench", "throughput", "--remote", "1", "--env", "tabletop", "--rounds", "1", "--phase", "1s", "--json", out)
+	if status != 0 {
+		t.Fatalf("status %d\nstdout %s\nstderr %s", status, stdout, stderr)
+	}
+	var res remoteBenchResult
+	if err := runstore.ReadJSON(out, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Variants) != 3 || res.Variants[0].Wire != nil || res.Variants[1].Compression != "none" || res.Variants[2].Compression != "gzip" {
+		t.Fatalf("variants %+v", res.Variants)
+	}
+	plain, gz := res.Variants[1], res.Variants[2]
+	// Two 32×32 RGB frames are 6,144 bytes a step before any framing.
+	if plain.BytesPerStep < 6144 || gz.BytesPerStep <= 0 || gz.BytesPerStep > plain.BytesPerStep/2 {
+		t.Errorf("bytes per step: none %.0f, gzip %.0f; want none above the frames' 6144 and gzip under half of it (envrpc measured 5.3×)",
+			plain.BytesPerStep, gz.BytesPerStep)
+	}
+	for _, v := range res.Variants {
+		if v.Result.Sync.StepsPerS <= 0 || v.Result.Async.StepsPerS <= 0 {
+			t.Errorf("%s: no steps: %+v", v.Name, v.Result)
+		}
+	}
+	if !strings.Contains(stdout, "bytes/step") || !strings.Contains(stdout, "remote/gzip") {
+		t.Errorf("table missing:\n%s", stdout)
+	}
+	for args, want := range map[string]string{
+		"--remote 0":                    "start 1 to 64 envservers",
+		"--remote 1 --compression zstd": `--compression "zstd": choose none or gzip`,
+		"--remote 1 --env mujoco":       `--env "mujoco": choose cartpole or tabletop`,
+	} {
+		status, _, stderr := runArgs(t, append([]string{"bench", "throughput"}, strings.Fields(args)...)...)
+		if status == 0 || !strings.Contains(stderr, want) {
+			t.Errorf("%s: status %d, stderr %q, want %q", args, status, stderr, want)
+		}
 	}
 }
