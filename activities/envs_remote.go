@@ -1,9 +1,14 @@
 package activities
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"log"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/accerl/accerl/activities/engine"
 	"github.com/accerl/accerl/envrpc"
@@ -34,9 +39,9 @@ func dialRemote(env specs.Env, i int, warn func(string), meter *envrpc.Meter) (*
 	if err != nil {
 		return nil, fmt.Errorf("env %d: remote TLS (env.tls_ca, tls_cert, tls_key): %w", i, err)
 	}
-	cfg := envrpc.Config{Address: addrs[i%len(addrs)], Settings: worldSettings(env), Warn: warn,
+	cfg := envrpc.Config{Settings: worldSettings(env), Warn: warn,
 		Frames: env.Kind == specs.EnvTabletop && env.Pixels, TLS: tlsCfg, Compression: env.Remote.Compression, Meter: meter}
-	r, err := envrpc.Dial(context.Background(), cfg)
+	r, err := dialFailover(cfg, addrs, i, warn)
 	if err != nil {
 		return nil, fmt.Errorf("env %d: %w", i, err)
 	}
@@ -49,6 +54,101 @@ func dialRemote(env specs.Env, i int, warn func(string), meter *envrpc.Meter) (*
 		return nil, fmt.Errorf("env %d: %w", i, err)
 	}
 	return r, nil
+}
+
+// failoverRetry is how long an environment with more than one server to choose from waits
+// for its server (at the start, and after losing it mid-segment) before it gives up on it.
+var failoverRetry = 10 * time.Second
+
+// dialFailover dials environment i on addrs[i mod n], or, when that server does not answer
+// within failoverRetry, on the next address that does (warning that it moved), so that a
+// server that is gone for good costs its environments one segment retry, not the run: the
+// segment that lost it fails after failoverRetry and is retried from its checkpoint, and the
+// retry places those environments on the servers that are left. Every server runs the same
+// world code and episodes are seeded by the engine, so which server steps an environment
+// does not change what it computes. With one address there is nowhere to move; it is
+// retried for envrpc's default minute.
+func dialFailover(cfg envrpc.Config, addrs []string, i int, warn func(string)) (*envrpc.Env, error) {
+	if len(addrs) == 1 {
+		cfg.Address = addrs[0]
+		return envrpc.Dial(context.Background(), cfg)
+	}
+	cfg.Retry = failoverRetry
+	home := i % len(addrs)
+	order := make([]string, 0, len(addrs))
+	for k := range addrs {
+		order = append(order, addrs[(home+k)%len(addrs)])
+	}
+	// Servers found dead a moment ago go last, so that the environments homed on one do not
+	// each wait failoverRetry for it.
+	slices.SortStableFunc(order, func(a, b string) int { return cmp.Compare(b2i(deadServers.recently(a)), b2i(deadServers.recently(b))) })
+	var first error
+	for _, addr := range order {
+		cfg.Address = addr
+		r, err := envrpc.Dial(context.Background(), cfg)
+		if err == nil {
+			deadServers.forget(addr)
+			if addr != addrs[home] {
+				why := "it did not answer a moment ago"
+				if first != nil {
+					why = first.Error()
+				}
+				msg := fmt.Sprintf("env %d: envserver %s is unreachable (%s); stepping it on %s instead", i, addrs[home], why, addr)
+				if warn != nil {
+					warn(msg)
+				} else {
+					log.Print(msg)
+				}
+			}
+			return r, nil
+		}
+		if !errors.Is(err, envrpc.ErrUnavailable) {
+			return nil, err // the server answered, and refused: moving would not help
+		}
+		deadServers.mark(addr)
+		if first == nil {
+			first = err
+		}
+	}
+	return nil, fmt.Errorf("none of the %d envservers answered within %v: %w", len(addrs), failoverRetry, first)
+}
+
+// deadServers remembers, for this process, the envservers that did not answer a dial.
+var deadServers = &serverMemory{dead: map[string]time.Time{}}
+
+// deadMemory is how long an unanswered dial marks a server as dead.
+const deadMemory = time.Minute
+
+// serverMemory is a set of addresses with the time each was added.
+type serverMemory struct {
+	mu   sync.Mutex
+	dead map[string]time.Time
+}
+
+func (m *serverMemory) mark(addr string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.dead[addr] = time.Now()
+}
+
+func (m *serverMemory) forget(addr string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.dead, addr)
+}
+
+func (m *serverMemory) recently(addr string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.dead[addr]
+	return ok && time.Since(t) < deadMemory
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // worldSettings are the CreateWorld settings of an arm's world.

@@ -193,3 +193,44 @@ func TestRemoteOfflineSim(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoteEnvMovesOffDeadServer builds an engine whose environments are spread over two
+// servers, one of them gone: the environments homed on it move to the other, each with a
+// warning, and training goes on.
+func TestRemoteEnvMovesOffDeadServer(t *testing.T) {
+	defer func(d time.Duration) { failoverRetry = d }(failoverRetry)
+	failoverRetry = time.Second
+	alive, gone := envrpctest.Start(t), envrpctest.Start(t)
+	gone.Stop()
+	c := tinyCartPole(specs.ModeSync, 4096)
+	c.Env.Remote = &specs.Remote{Addresses: []string{alive.Addr, gone.Addr}}
+	var w envWarnings
+	eng, err := engine.New(EngineConfig(c, 1, 8), nil, envFactory(c, 1, w.add))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	mustRunEngine(t, eng, 2)
+	warnings := w.take()
+	// tinyCartPole has 4 rollout environments (0..3) and an evaluation one (4); 1 and 3 are
+	// homed on the second address.
+	moved := 0
+	for _, msg := range warnings {
+		if strings.Contains(msg, "envserver "+gone.Addr+" is unreachable") && strings.Contains(msg, "stepping it on "+alive.Addr) {
+			moved++
+		}
+	}
+	if moved < 2 {
+		t.Errorf("warnings = %q, want environments 1 and 3 moved from %s to %s", warnings, gone.Addr, alive.Addr)
+	}
+	if !deadServers.recently(gone.Addr) || deadServers.recently(alive.Addr) {
+		t.Errorf("dead servers: %v", deadServers.dead)
+	}
+
+	// With every server gone the dial fails, naming them.
+	alive.Stop()
+	_, err = dialRemote(c.Env, 0, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "none of the 2 envservers answered") {
+		t.Errorf("all servers gone: %v", err)
+	}
+}
