@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"path/filepath"
+	"strings"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -26,7 +28,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	tf := addTemporalFlags(fs)
 	tf.ui = addUIFlags(fs)
 	vars := addVarFlag(fs)
-	out := fs.String("out", "", "experiment output directory (default runs/<experiment>/); workers must see it at the same path")
+	out := fs.String("out", "", "experiment output directory, a path or a file:// URL (default runs/<experiment>/); workers on other hosts must see it at the same path (a shared filesystem: NFS, Lustre)")
 	detach := fs.Bool("detach", false, "submit the experiment and return without waiting (needs a worker elsewhere, so use it with --temporal)")
 	noWorker := fs.Bool("no-worker", false, "do not run a worker in this process (use when 'accerl worker' processes serve the task queues). With --temporal no worker runs in this process either way: start 'accerl worker --temporal HOST:PORT' where the runs should train")
 	if err := parseFlags(fs, args); err != nil {
@@ -39,7 +41,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	outDir := *out
+	outDir, err := storePath(*out)
+	if err != nil {
+		return err
+	}
 	if outDir == "" {
 		outDir = filepath.Join("runs", exp.Name)
 	}
@@ -344,4 +349,27 @@ func warnNoWorker(ctx context.Context, cl client.Client, namespace, addr string,
 	}
 	fmt.Fprintf(w, "\nNo worker is polling task queue %q in namespace %q of %s, so the runs wait. Start one where they should train: accerl worker --temporal %s\n",
 		workflows.TaskQueueCPU, namespace, addr, addr)
+}
+
+// storePath is the local directory of an --out value: a path as it is, or a file:// URL
+// (file:///shared/runs, or file://localhost/shared/runs) as its path. Other schemes are
+// refused with what accerl can store to.
+func storePath(out string) (string, error) {
+	scheme, _, ok := strings.Cut(out, "://")
+	if !ok || strings.ContainsAny(scheme, "/\\") {
+		return out, nil // a plain path (which may contain "://" further on)
+	}
+	u, err := url.Parse(out)
+	if err != nil {
+		return "", fmt.Errorf("--out %q: %v", out, err)
+	}
+	switch {
+	case u.Scheme != "file":
+		return "", fmt.Errorf("--out %q: accerl stores runs on a filesystem: give a path, or file:///path on a filesystem every worker mounts at that path (NFS, Lustre); object stores (%s://) are not supported yet", out, u.Scheme)
+	case u.Host != "" && u.Host != "localhost":
+		return "", fmt.Errorf("--out %q: a file:// URL names a path on this host (file:///shared/runs); mount %s's filesystem here instead", out, u.Host)
+	case u.Path == "" || u.RawQuery != "" || u.Fragment != "":
+		return "", fmt.Errorf("--out %q: want file:///absolute/path, with nothing after the path", out)
+	}
+	return u.Path, nil
 }
