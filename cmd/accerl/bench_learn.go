@@ -162,6 +162,8 @@ type learnResult struct {
 	Threshold float64     `json:"threshold"`
 	Seeds     []learnSeed `json:"seeds"`
 	Passed    bool        `json:"passed"` // every seed reached the threshold
+	// Remote is the number of envservers the environments ran on (--remote), 0 in process.
+	Remote int `json:"remote_envservers,omitempty"`
 }
 
 func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -175,12 +177,25 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	steps := fs.Int64("steps", 0, "override each check's env-step budget (0 keeps it; a smaller budget is a quick smoke run, not the check)")
 	mode := fs.String("mode", specs.ModeSync, "pipeline mode: sync (deterministic) or async")
 	jsonOut := fs.String("json", "", "also write the results to this JSON file")
+	remote := fs.Int("remote", 0, "step the checks' environments on this many `accerl envserver`s started on this host (over dm_env_rpc) instead of in process, to compare learning through the network tier; 0 is in process")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()
 		return exitCode(2)
+	}
+	var remoteAddrs []string
+	if *remote < 0 || *remote > 64 {
+		return fmt.Errorf("bench learn: --remote %d: start 0 (in process) to 64 envservers", *remote)
+	} else if *remote > 0 {
+		addrs, stop, err := startEnvServers(*remote)
+		if err != nil {
+			return fmt.Errorf("bench learn --remote: %w", err)
+		}
+		defer stop()
+		remoteAddrs = addrs
+		fmt.Fprintf(stdout, "Environments on %d envserver(s): %s\n", len(addrs), strings.Join(addrs, ", "))
 	}
 	seeds, err := parseSeeds(*seedList)
 	if err != nil {
@@ -211,7 +226,10 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			cfg.Budget.EnvSteps = *steps
 		}
 		cfg.Pipeline.Mode = *mode
-		res := learnResult{Check: chk.Name, Summary: chk.Summary, Mode: *mode, EnvSteps: cfg.Budget.EnvSteps, Threshold: chk.Threshold, Passed: true}
+		if remoteAddrs != nil {
+			cfg.Env.Remote = &specs.Remote{Addresses: remoteAddrs}
+		}
+		res := learnResult{Check: chk.Name, Summary: chk.Summary, Mode: *mode, EnvSteps: cfg.Budget.EnvSteps, Threshold: chk.Threshold, Passed: true, Remote: len(remoteAddrs)}
 		target := fmt.Sprintf("target mean return >= %g", chk.Threshold)
 		if chk.Success {
 			target = fmt.Sprintf("target final success >= %g and never below BC", chk.Threshold)

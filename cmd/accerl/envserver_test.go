@@ -137,13 +137,7 @@ func TestBenchThroughputRemoteServers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains three sync/async pairs")
 	}
-	defer func(f func(...string) (*exec.Cmd, error)) { envServerCommand = f }(envServerCommand)
-	envServerCommand = func(args ...string) (*exec.Cmd, error) {
-		b, _ := json.Marshal(append([]string{"envserver"}, args...))
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), mainEnv+"=1", argsEnv+"="+string(b))
-		return cmd, nil
-	}
+	useTestEnvServers(t)
 	out := filepath.Join(t.TempDir(), "remote.json")
 	status, stdout, stderr := runArgs(t, "bench", "throughput", "--remote", "1", "--env", "tabletop", "--rounds", "1", "--phase", "1s", "--json", out)
 	if status != 0 {
@@ -179,5 +173,54 @@ func TestBenchThroughputRemoteServers(t *testing.T) {
 		if status == 0 || !strings.Contains(stderr, want) {
 			t.Errorf("%s: status %d, stderr %q, want %q", args, status, stderr, want)
 		}
+	}
+}
+
+// useTestEnvServers makes the benchmarks start their envservers as this test binary running
+// accerl's main, until the test ends.
+func useTestEnvServers(t *testing.T) {
+	old := envServerCommand
+	t.Cleanup(func() { envServerCommand = old })
+	envServerCommand = func(args ...string) (*exec.Cmd, error) {
+		b, _ := json.Marshal(append([]string{"envserver"}, args...))
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), mainEnv+"=1", argsEnv+"="+string(b))
+		return cmd, nil
+	}
+}
+
+// bench learn --remote N trains the checks on N envservers; sync mode makes the run
+// repeatable there too.
+func TestBenchLearnRemote(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a short CartPole run twice")
+	}
+	useTestEnvServers(t)
+	dir := t.TempDir()
+	learn := func(name string) learnResult {
+		t.Helper()
+		out := filepath.Join(dir, name+".json")
+		status, stdout, stderr := runArgs(t, "bench", "learn", "--seeds", "1", "--steps", "2048", "--remote", "1", "--json", out, "cartpole-ppo")
+		if status != 0 && status != 1 { // 1: the short budget misses the threshold
+			t.Fatalf("status %d\n%s\n%s", status, stdout, stderr)
+		}
+		if !strings.Contains(stdout, "Environments on 1 envserver(s): 127.0.0.1:") {
+			t.Errorf("output does not say where the environments run:\n%s", stdout)
+		}
+		var res []learnResult
+		if err := runstore.ReadJSON(out, &res); err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != 1 || res[0].Remote != 1 || len(res[0].Seeds) != 1 || res[0].Seeds[0].EnvSteps < 2048 {
+			t.Fatalf("results %+v", res)
+		}
+		return res[0]
+	}
+	a, b := learn("a"), learn("b")
+	if a.Seeds[0].FinalReturn != b.Seeds[0].FinalReturn || a.Seeds[0].Episodes != b.Seeds[0].Episodes {
+		t.Errorf("two sync runs on envservers differ: %+v vs %+v", a.Seeds[0], b.Seeds[0])
+	}
+	if status, _, stderr := runArgs(t, "bench", "learn", "--remote", "-1", "cartpole-ppo"); status == 0 || !strings.Contains(stderr, "start 0 (in process) to 64 envservers") {
+		t.Errorf("--remote -1: status %d, stderr %q", status, stderr)
 	}
 }
