@@ -29,6 +29,8 @@ type progressView struct {
 	lastText string
 	now      func() time.Time
 	rates    map[string][]rateSample // recent (time, env steps) per run, for the current rate
+	// note is a line shown under the runs (the server is unreachable), or "".
+	note string
 }
 
 // rateSample is one observation of a run's env-step counter.
@@ -180,6 +182,11 @@ func (v *progressView) render(ps []workflows.RunProgress) {
 	width := v.width()
 	for _, p := range ps {
 		lines = append(lines, strings.Split(progressLine(p, v.currentRate(p), width), "\n")...)
+	}
+	if v.note != "" {
+		for _, l := range strings.Split(v.note, "\n") {
+			lines = append(lines, cut(l, width))
+		}
 	}
 	text := strings.Join(lines, "\n")
 	if v.tty {

@@ -289,7 +289,14 @@ func watch(ctx context.Context, conn *conn, we client.WorkflowRun, exp *specs.Ex
 	view := newProgressView(stdout)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	var reach reachability
 	for {
+		hctx, hcancel := context.WithTimeout(ctx, 2*time.Second)
+		_, herr := c.CheckHealth(hctx, &client.CheckHealthRequest{})
+		hcancel()
+		if ctx.Err() == nil {
+			view.note = reach.observe(herr, time.Now())
+		}
 		view.render(queryAll(ctx, c, we.GetID(), runs))
 		select {
 		case err := <-done:
@@ -372,4 +379,44 @@ func storePath(out string) (string, error) {
 		return "", fmt.Errorf("--out %q: want file:///absolute/path, with nothing after the path", out)
 	}
 	return u.Path, nil
+}
+
+// reachability follows whether the Temporal server answers run's health checks, for the
+// note under the progress bars: while it does not, the runs show what they last showed
+// ("pending" at the start), which would read as a stall without it.
+type reachability struct {
+	since time.Time // when the checks started failing; zero while the server answers
+}
+
+// unreachableGrace is how long the server may fail health checks before run says so (a
+// restart of the embedded server takes a few seconds).
+const unreachableGrace = 5 * time.Second
+
+// observe records one health check's error (nil: it answered) at now and returns the note
+// to show, or "".
+func (r *reachability) observe(err error, now time.Time) string {
+	if err == nil {
+		r.since = time.Time{}
+		return ""
+	}
+	if r.since.IsZero() {
+		r.since = now
+	}
+	if now.Sub(r.since) < unreachableGrace {
+		return ""
+	}
+	return fmt.Sprintf("Temporal server unreachable since %s (%s).\nNothing is lost: the runs resume when it is back; Ctrl-C leaves them for later.",
+		r.since.Format("15:04:05"), shortError(err))
+}
+
+// shortError is the innermost cause in err's first line: gRPC nests them as "rpc error: code
+// = Unavailable desc = connection error: desc = \"transport: …: connect: connection
+// refused\"", of which "connection refused" says it.
+func shortError(err error) string {
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	msg = strings.TrimRight(msg, `"`)
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		msg = msg[i+2:]
+	}
+	return msg
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestStorePath(t *testing.T) {
@@ -26,5 +28,27 @@ func TestStorePath(t *testing.T) {
 		if _, err := storePath(in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("storePath(%q) error %v, want it to contain %q", in, err, want)
 		}
+	}
+}
+
+func TestReachabilityNote(t *testing.T) {
+	var r reachability
+	t0 := time.Date(2026, 12, 1, 18, 0, 0, 0, time.UTC)
+	down := errors.New(`rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial tcp 127.0.0.1:7301: connect: connection refused"` + "\nmore")
+	if n := r.observe(nil, t0); n != "" {
+		t.Errorf("answering: %q", n)
+	}
+	if n := r.observe(down, t0.Add(time.Second)); n != "" {
+		t.Errorf("down for 0 s: %q, want nothing within the grace", n)
+	}
+	n := r.observe(down, t0.Add(time.Second+unreachableGrace))
+	if !strings.Contains(n, "unreachable since 18:00:01 (connection refused).\n") || !strings.Contains(n, "Nothing is lost") {
+		t.Errorf("down past the grace: %q", n)
+	}
+	if n := r.observe(nil, t0.Add(time.Minute)); n != "" {
+		t.Errorf("back: %q", n)
+	}
+	if n := r.observe(down, t0.Add(time.Minute+time.Second)); n != "" {
+		t.Errorf("down again, within the grace: %q", n)
 	}
 }
