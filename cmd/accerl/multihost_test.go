@@ -37,8 +37,11 @@ const (
 
 // mhHosts are the namespaces and their addresses.
 var mhHosts = []struct{ name, ip string }{
-	{"server", mhServer}, {"w1", mhSubnet + "2"}, {"w2", mhSubnet + "3"}, {"client", mhSubnet + "4"},
+	{"server", mhServer}, {"w1", mhSubnet + "2"}, {"w2", mhSubnet + "3"}, {"client", mhSubnet + "4"}, {"envs", mhEnvs},
 }
+
+// mhEnvs is the envserver host's address; the runs step their CartPoles there.
+const mhEnvs = mhSubnet + "5"
 
 // timelineEnv makes the test binary print the TrainSegment attempts of every run workflow of
 // a Temporal server as JSON (see timelineMain): the child that reads the histories runs on
@@ -72,15 +75,40 @@ func TestMultiHost(t *testing.T) {
 	mhNetwork(t, prefix)
 
 	root := t.TempDir()
-	spec := filepath.Join(root, "multihost.hcl")
-	if err := os.WriteFile(spec, []byte(multiHostSpec), 0o644); err != nil {
-		t.Fatal(err)
+	writeSpec := func(name, envAddr string) string {
+		path := filepath.Join(root, name)
+		if err := os.WriteFile(path, []byte(multiHostRemoteSpec(envAddr)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
 	}
-	// The reference: the same experiment on one host.
+	// The reference: the same experiment on one host, with an envserver of its own.
 	refDir := filepath.Join(root, "ref")
-	if err := runToEnd(t, refDir, spec); err != nil {
+	refEnvLog := filepath.Join(root, "ref-envserver.log")
+	refEnvs := accerlProcess(t, refEnvLog, nil, "envserver", "--listen", "127.0.0.1:0")
+	t.Cleanup(func() { _ = refEnvs.Process.Kill(); _ = refEnvs.Wait() })
+	var refEnvAddr string
+	waitFor(t, "the reference envserver to listen", time.Minute, func() bool {
+		b, _ := os.ReadFile(refEnvLog)
+		if m := servingAddr.FindStringSubmatch(string(b)); m != nil {
+			refEnvAddr = m[1]
+		}
+		return refEnvAddr != ""
+	}, refEnvLog)
+	if err := runToEnd(t, refDir, writeSpec("reference.hcl", refEnvAddr)); err != nil {
 		t.Fatalf("reference run: %v; log:\n%s", err, logTail(filepath.Join(refDir, "log.txt")))
 	}
+
+	// The envserver host.
+	envAddr := mhEnvs + ":7000"
+	envLog := filepath.Join(root, "envserver.log")
+	envs := nsProcess(t, prefix+"envs", envLog, "envserver", "--listen", envAddr, "--insecure")
+	t.Cleanup(func() { _ = envs.Process.Kill(); _ = envs.Wait() })
+	waitFor(t, "the envserver to listen", time.Minute, func() bool {
+		b, _ := os.ReadFile(envLog)
+		return strings.Contains(string(b), "on "+envAddr+".")
+	}, envLog)
+	spec := writeSpec("multihost.hcl", envAddr)
 
 	shared := filepath.Join(root, "shared") // the hosts' common mount
 	addr := mhServer + ":" + mhPort
@@ -135,13 +163,16 @@ func TestMultiHost(t *testing.T) {
 		return identity
 	}
 	ran := map[string]int{}
-	resumedOnW2 := 0
+	resumedOnW2, retriedOnW2 := 0, 0
 	var lines []string
 	for _, a := range tl {
 		h := hostOf(a.Identity)
 		ran[h]++
 		if h == "w2" && a.Time.After(killed) {
 			resumedOnW2++
+			if a.Attempt > 1 {
+				retriedOnW2++
+			}
 		}
 		line := fmt.Sprintf("%s  %-12s segment attempt %d on %s", a.Time.Format("15:04:05.000"), a.Run, a.Attempt, h)
 		if a.Failed != "" {
@@ -150,8 +181,9 @@ func TestMultiHost(t *testing.T) {
 		lines = append(lines, line)
 	}
 	t.Logf("timeline (w1 killed at %s):\n%s", killed.Format("15:04:05.000"), strings.Join(lines, "\n"))
-	if ran["w1"] == 0 || ran["w2"] == 0 || resumedOnW2 == 0 {
-		t.Errorf("segments by worker %v, %d on w2 after the kill: want both workers to train and w2 to carry on", ran, resumedOnW2)
+	if ran["w1"] == 0 || ran["w2"] == 0 || resumedOnW2 == 0 || retriedOnW2 == 0 {
+		t.Errorf("segments by worker %v, %d on w2 after the kill, %d of them retries of w1's: want both workers to train and w2 to take over the segments w1 was training",
+			ran, resumedOnW2, retriedOnW2)
 	}
 	// Every run ends where the one-host run ended.
 	sameFinalRuns(t, out, filepath.Join(refDir, "out"), 4)
@@ -175,6 +207,27 @@ func sameFinalRuns(t *testing.T, out, ref string, seeds int) {
 				seed, got.Status, got.ParamsSHA256, got.EnvSteps, want.Status, want.ParamsSHA256, want.EnvSteps)
 		}
 	}
+}
+
+// multiHostRemoteSpec is multiHostSpec with its CartPoles on the envserver at addr (no
+// simulated latency: the round trips to the envserver host are the latency).
+func multiHostRemoteSpec(addr string) string {
+	local := `  env "cartpole" {
+    latency {
+      kind          = "constant"
+      median        = "1ms"
+      slow_fraction = 0
+    }
+  }`
+	if !strings.Contains(multiHostSpec, local) {
+		panic("multiHostSpec's env block changed; update multiHostRemoteSpec")
+	}
+	// A remote CartPole steps faster than the local one with 1 ms of latency: longer
+	// segments (6 updates, about 2 s) so that the kill lands inside one.
+	return strings.NewReplacer(local, fmt.Sprintf(`  env "remote" {
+    address = %q
+    world   = "cartpole"
+  }`, addr), "every             = 2", "every             = 6", "env_steps = 12288", "env_steps = 24576").Replace(multiHostSpec)
 }
 
 // multiHostSpec is four sync CartPole runs of 24 segments each, with a simulated 1 ms step so
