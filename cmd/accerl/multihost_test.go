@@ -121,22 +121,31 @@ func TestMultiHost(t *testing.T) {
 		return strings.Contains(string(b), "Temporal server on "+addr)
 	}, srvLog)
 	workers := map[string]*exec.Cmd{}
-	for _, w := range []string{"w1", "w2"} {
+	startWorker := func(w string) {
 		cmd := nsProcess(t, prefix+w, filepath.Join(root, w+".log"), "worker", "--temporal", addr, "--max-segments", "2")
 		workers[w] = cmd
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	}
+	// w1 trains alone at first, so that it holds two segments when it is killed (four runs
+	// want segments, it takes two at a time, and a finished one's slot refills at once); w2
+	// joins just before the kill and takes everything over.
+	startWorker("w1")
 	out := filepath.Join(shared, "out")
 	cliLog := filepath.Join(root, "client.log")
 	cli := nsProcess(t, prefix+"client", cliLog, "run", "--temporal", addr, "--no-worker", "--out", out, spec)
 	done := make(chan error, 1)
 	go func() { done <- cli.Wait() }()
 
-	// Kill w1 once it has trained a while: when the first run has a second checkpoint.
+	// Kill w1 once it has trained a while: when a run has a second checkpoint.
 	waitFor(t, "a second checkpoint", 3*time.Minute, func() bool {
 		m, _ := filepath.Glob(filepath.Join(out, "base", "seed-*", "checkpoints", "seg-000002"))
 		return len(m) > 0
 	}, cliLog)
+	startWorker("w2")
+	waitFor(t, "w2 to join", time.Minute, func() bool {
+		b, _ := os.ReadFile(filepath.Join(root, "w2.log"))
+		return strings.Contains(string(b), "Worker serving")
+	}, filepath.Join(root, "w2.log"))
 	killed := time.Now()
 	if err := workers["w1"].Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
