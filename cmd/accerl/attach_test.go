@@ -272,10 +272,13 @@ func TestWarnNoWorker(t *testing.T) {
 	defer func(g time.Duration) { noWorkerGrace = g }(noWorkerGrace)
 	noWorkerGrace = 0
 	var out bytes.Buffer
-	warnNoWorker(ctx, c, "default", srv.HostPort(), &out)
+	warnNoWorker(ctx, c, "default", srv.HostPort(), true, &out)
 	if want := "No worker is polling task queue \"cpu\" in namespace \"default\" of " + srv.HostPort(); !strings.Contains(out.String(), want) ||
 		!strings.Contains(out.String(), "accerl worker --temporal "+srv.HostPort()) {
 		t.Errorf("without a worker: %q, want it to contain %q and the command that starts one", out.String(), want)
+	}
+	if want := `No worker is polling task queue "gpu"`; !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "--queue gpu") {
+		t.Errorf("a GPU spec without a GPU worker: %q, want %q and the --queue gpu command", out.String(), want)
 	}
 
 	startStub(t, c, workflows.TaskQueueCPU, "Experiment", stubExperiment)
@@ -292,7 +295,7 @@ func TestWarnNoWorker(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	out.Reset()
-	warnNoWorker(ctx, c, "default", srv.HostPort(), &out)
+	warnNoWorker(ctx, c, "default", srv.HostPort(), false, &out)
 	if out.Len() > 0 {
 		t.Errorf("with a worker polling: %q, want nothing", out.String())
 	}

@@ -243,11 +243,7 @@ func (c *conn) startWorker(exp *specs.Experiment, stderr io.Writer) error {
 		}
 		c.workers = append(c.workers, w)
 	}
-	wantsGPU := false
-	for _, a := range exp.Arms {
-		wantsGPU = wantsGPU || a.Config.Resources.GPU > 0
-	}
-	if wantsGPU && telemetry.GPUName() == telemetry.NoGPU {
+	if wantsGPU(exp) && telemetry.GPUName() == telemetry.NoGPU {
 		fmt.Fprintln(stderr, "No GPU on this machine: segments that ask for one (resources { gpu = 1 }) run on its CPU.")
 	}
 	return nil

@@ -113,7 +113,7 @@ func runExperiment(ctx context.Context, tf *temporalFlags, exp *specs.Experiment
 	if !c.owned && c.sharedDir == "" {
 		// With --temporal the workers are other processes: say so if there are none,
 		// rather than show pending runs forever.
-		go warnNoWorker(ctx, c.client, tf.namespace, tf.addr, stderr)
+		go warnNoWorker(ctx, c.client, tf.namespace, tf.addr, wantsGPU(exp), stderr)
 	}
 
 	res, err := watch(ctx, c, we, exp, stdout)
@@ -342,20 +342,42 @@ func queryRun(ctx context.Context, c client.Client, wfID string, r specs.Run) wo
 // --temporal server before it says that there is none.
 var noWorkerGrace = 10 * time.Second
 
-// warnNoWorker writes one warning to w when, noWorkerGrace after the start, no worker polls
-// the "cpu" task queue (where every workflow task goes) of namespace on the server at addr.
-func warnNoWorker(ctx context.Context, cl client.Client, namespace, addr string, w io.Writer) {
+// warnNoWorker writes a warning to w when, noWorkerGrace after the start, no worker polls
+// the "cpu" task queue (where every workflow task goes) of namespace on the server at addr,
+// and, when gpu is set (the spec asks for a GPU), none polls "gpu" for the segments.
+func warnNoWorker(ctx context.Context, cl client.Client, namespace, addr string, gpu bool, w io.Writer) {
 	select {
 	case <-ctx.Done():
 		return
 	case <-time.After(noWorkerGrace):
 	}
-	resp, err := cl.DescribeTaskQueue(ctx, workflows.TaskQueueCPU, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
-	if err != nil || len(resp.GetPollers()) > 0 {
-		return
+	type queue struct {
+		name  string
+		kind  enumspb.TaskQueueType
+		flags string // of the worker command that serves it
 	}
-	fmt.Fprintf(w, "\nNo worker is polling task queue %q in namespace %q of %s, so the runs wait. Start one where they should train: accerl worker --temporal %s\n",
-		workflows.TaskQueueCPU, namespace, addr, addr)
+	queues := []queue{{workflows.TaskQueueCPU, enumspb.TASK_QUEUE_TYPE_WORKFLOW, ""}}
+	if gpu {
+		queues = append(queues, queue{workflows.TaskQueueGPU, enumspb.TASK_QUEUE_TYPE_ACTIVITY, " --queue gpu"})
+	}
+	for _, q := range queues {
+		resp, err := cl.DescribeTaskQueue(ctx, q.name, q.kind)
+		if err != nil || len(resp.GetPollers()) > 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\nNo worker is polling task queue %q in namespace %q of %s, so the runs wait. Start one where they should train: accerl worker --temporal %s%s\n",
+			q.name, namespace, addr, addr, q.flags)
+	}
+}
+
+// wantsGPU reports whether an arm of exp asks for a GPU (its segments go to the "gpu" queue).
+func wantsGPU(exp *specs.Experiment) bool {
+	for _, a := range exp.Arms {
+		if a.Config.Resources.GPU > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // storePath is the local directory of an --out value: a path as it is, or a file:// URL
