@@ -46,6 +46,9 @@ type VLAConfig struct {
 	// target of an expert bin is a Gaussian of LabelSigma bins around it
 	// instead of the one-hot bin, so that a neighbouring bin is a near miss.
 	// The reported losses stay the one-hot cross-entropy. 0 is one-hot.
+	// Measured on the spatial suite (docs/results/vla-bc-notes.md): σ = 3
+	// raised greedy success from 7.0 to 12.5% with 20 demonstrations per task
+	// and from 24.6 to 26.4% (within noise) with 50; σ = 6 lowered it.
 	LabelSigma float64
 }
 
