@@ -1,6 +1,7 @@
 package bc
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/accerl/accerl/kernels/vla"
@@ -9,12 +10,13 @@ import (
 
 // VLAActor plays a VLAModel greedily for [EvaluateEnv] (with
 // m.EnvConfig's environments, whose images it reads): every m.Execute
-// steps per environment it decodes the argmax of all 7·Chunk action
+// steps per environment it decodes (argmax, or the actor's rule) all 7·Chunk action
 // tokens of the environments that need a new chunk, in one batched
 // [vla.Net.Act] (prefix pass, then KV-cached decoding), and runs the
 // chunk's first Execute actions (bin centres) in order.
 type VLAActor struct {
 	m     *VLAModel
+	rule  vla.DecodeRule
 	queue chunkQueue
 	batch []vla.Obs
 
@@ -25,7 +27,17 @@ type VLAActor struct {
 }
 
 // Actor returns a greedy VLAActor of m.
-func (m *VLAModel) Actor() *VLAActor { return &VLAActor{m: m} }
+func (m *VLAModel) Actor() *VLAActor { return &VLAActor{m: m, rule: vla.DecodeArgmax} }
+
+// ActorDecode returns a VLAActor of m that picks each token by rule
+// (argmax, mean or median; sampling needs a random stream and is refused).
+func (m *VLAModel) ActorDecode(rule vla.DecodeRule) (*VLAActor, error) {
+	switch rule {
+	case vla.DecodeArgmax, vla.DecodeMean, vla.DecodeMedian:
+		return &VLAActor{m: m, rule: rule}, nil
+	}
+	return nil, fmt.Errorf("bc vla actor: decode rule %v is not deterministic", rule)
+}
 
 // Act implements Actor.
 func (a *VLAActor) Act(envs []*tabletop.Env, _ [][]float64, need []int, out [][]float64) {
@@ -38,7 +50,7 @@ func (a *VLAActor) Act(envs []*tabletop.Env, _ [][]float64, need []int, out [][]
 			a.batch = append(a.batch, a.m.obs(e.Images(), e.InstructionTokens(), e.Proprio()))
 		}
 		start := time.Now()
-		tokens, _, _ := a.m.Net.Act(a.batch, nil, true)
+		tokens, _, _ := a.m.Net.ActDecode(a.batch, nil, a.rule)
 		a.ActTime += time.Since(start)
 		a.Calls++
 		a.Rows += len(ask)

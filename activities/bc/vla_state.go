@@ -1,9 +1,13 @@
 package bc
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/accerl/accerl/kernels/vla"
+	"github.com/accerl/accerl/testenv/tabletop"
 )
 
 // VLATrainerState is a VLATrainer after a whole number of epochs: the network and the
@@ -92,4 +96,49 @@ func (m *VLAModel) FoldedParams() ([]float64, error) {
 		p[bias+o] -= shift
 	}
 	return p, nil
+}
+
+// vlaModelFile is a VLAModel on disk: the network's checkpoint record and
+// the settings it reads and acts with.
+type vlaModelFile struct {
+	Net       []byte    `json:"net"`
+	Mean      []float64 `json:"proprio_mean"`
+	Std       []float64 `json:"proprio_std"`
+	Chunk     int       `json:"chunk"`
+	Execute   int       `json:"execute"`
+	ImageSize int       `json:"image_size"`
+	Cameras   []string  `json:"cameras"`
+}
+
+// MarshalBinary encodes the trained model (network, proprio standardisation,
+// chunking and cameras) so that a later evaluation can load it instead of
+// training again.
+func (m *VLAModel) MarshalBinary() ([]byte, error) {
+	net, err := m.Net.MarshalBinary()
+	if err != nil {
+		return nil, fmt.Errorf("bc vla model: %w", err)
+	}
+	return json.Marshal(vlaModelFile{Net: net, Mean: m.Proprio.Mean, Std: m.Proprio.Std, Chunk: m.Chunk,
+		Execute: m.Execute, ImageSize: m.ImageSize, Cameras: m.Cameras})
+}
+
+// UnmarshalBinary replaces m by the model MarshalBinary encoded.
+func (m *VLAModel) UnmarshalBinary(b []byte) error {
+	var f vlaModelFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return fmt.Errorf("bc vla model: %w", err)
+	}
+	net := new(vla.Model)
+	if err := net.UnmarshalBinary(f.Net); err != nil {
+		return fmt.Errorf("bc vla model: %w", err)
+	}
+	c := net.Config()
+	if len(f.Mean) != c.ProprioDim || len(f.Std) != c.ProprioDim || f.Chunk < 1 || f.Execute < 1 || f.Execute > f.Chunk ||
+		c.ActionDims != tabletop.ActionDim*f.Chunk || len(f.Cameras) != c.Cameras || f.ImageSize != c.ImageSize {
+		return fmt.Errorf("bc vla model: settings (proprio %d/%d, chunk %d, execute %d, %d cameras at %d) do not fit the network",
+			len(f.Mean), len(f.Std), f.Chunk, f.Execute, len(f.Cameras), f.ImageSize)
+	}
+	*m = VLAModel{Net: net, Proprio: Normaliser{Mean: f.Mean, Std: f.Std}, Chunk: f.Chunk, Execute: f.Execute,
+		ImageSize: f.ImageSize, Cameras: f.Cameras}
+	return nil
 }

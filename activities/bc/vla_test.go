@@ -108,6 +108,8 @@ func TestCloneSpatialTask0FromPixels(t *testing.T) {
 	}
 	cfg := DefaultVLAConfig()
 	cfg.Dim, cfg.Layers, cfg.Epochs, cfg.LR = 32, 1, 8, 6e-3
+	// The recipe this test measured: one-hot labels, 4 of each chunk executed.
+	cfg.LabelSigma, cfg.Execute = 0, 4
 	demos, err := CollectImages(ImageCollectInput{CollectInput: CollectInput{Suite: tabletop.SuiteSpatial, Tasks: []int{0},
 		PerTask: 30, Noise: 0.1, Seed: 7}, ImageSize: cfg.ImageSize, Cameras: cfg.Cameras})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/accerl/accerl/activities/bc"
+	"github.com/accerl/accerl/kernels/vla"
 	"github.com/accerl/accerl/testenv/tabletop"
 )
 
@@ -62,7 +63,7 @@ func benchBC(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	batch := fs.Int("batch", 0, fmt.Sprintf("minibatch size; 0 is the policy's default (mlp %d, vla %d)", def.Batch, vdef.Batch))
 	lr := fs.Float64("lr", 0, fmt.Sprintf("Adam's initial learning rate, decayed linearly to a tenth; 0 is the policy's default (mlp %g, vla %g)", def.LR, vdef.LR))
 	chunk := fs.Int("chunk", def.Chunk, "future actions one query predicts (action chunking); 1 is single-step BC; vla decodes 7 tokens per action, so its cost grows with it")
-	execute := fs.Int("execute", def.Execute, "actions of each chunk run before the policy is queried again, 1..chunk")
+	execute := fs.Int("execute", 0, fmt.Sprintf("actions of each chunk run before the policy is queried again, 1..chunk; 0 is the policy's default (mlp %d, vla %d)", def.Execute, vdef.Execute))
 	seed := fs.Uint64("seed", def.Seed, "seed of the demonstrations, the initial weights and the minibatch order")
 	dim := fs.Int("dim", vdef.Dim, "vla: transformer width; the cost per token grows about quadratically with it")
 	layers := fs.Int("layers", vdef.Layers, "vla: transformer blocks; the cost grows linearly with them")
@@ -71,6 +72,12 @@ func benchBC(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	patch := fs.Int("patch", vdef.Patch, "vla: patch side in pixels; must divide --image-size, and each camera gives (image-size/patch)² tokens")
 	imageSize := fs.Int("image-size", vdef.ImageSize, "vla: camera image side in pixels, a power of two 16..256; larger shows more detail at more tokens and rendering")
 	cameras := fs.String("cameras", strings.Join(vdef.Cameras, ","), "vla: comma-separated cameras the policy sees, of "+strings.Join(tabletop.Cameras(), ", "))
+	labelSigma := fs.Float64("label-sigma", vdef.LabelSigma, "vla: ordinal soft labels, each expert bin's target a Gaussian of this many bins around it; 0 trains on the one-hot cross-entropy")
+	holdout := fs.Int("holdout", 0, "vla: further demonstrations per task recorded but never trained on, to score the policy on held-out steps (see --score-samples)")
+	scoreSamples := fs.Int("score-samples", 2000, "vla: steps of the training demonstrations (and of the held-out ones) scored offline after training: token cross-entropy and accuracy, and the error of the decoded actions; 0 skips it")
+	decode := fs.String("decode", "argmax", "vla: how the evaluation picks each action token from its distribution: argmax, mean (the bin nearest the mean bin, as a regression head would predict) or median")
+	saveModel := fs.String("save-model", "", "vla: write the trained model to this file")
+	loadModel := fs.String("load-model", "", "vla: evaluate the model of this file (from --save-model) instead of training one; --execute applies, the training flags do not")
 	jsonOut := fs.String("json", "", "also write the results to this JSON file")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -100,18 +107,27 @@ func benchBC(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		cfg := vdef
 		cfg.ImageSize, cfg.Patch, cfg.Cameras = *imageSize, *patch, strings.Split(*cameras, ",")
 		cfg.Dim, cfg.Layers, cfg.Heads = *dim, *layers, *heads
-		cfg.Chunk, cfg.Execute, cfg.Seed, cfg.Shift = *chunk, *execute, *seed, *shift
+		cfg.Chunk, cfg.Execute, cfg.Seed, cfg.Shift = *chunk, orDefault(*execute, vdef.Execute), *seed, *shift
 		cfg.Epochs, cfg.Batch = orDefault(*epochs, vdef.Epochs), orDefault(*batch, vdef.Batch)
 		if *lr > 0 {
 			cfg.LR = *lr
 		}
-		return benchBCVLA(ctx, common, cfg, stdout)
+		cfg.LabelSigma = *labelSigma
+		rule, err := vla.ParseDecodeRule(*decode)
+		if err != nil {
+			return fmt.Errorf("bench bc: --decode: %w", err)
+		}
+		if *holdout < 0 || *scoreSamples < 0 {
+			return fmt.Errorf("bench bc: --holdout and --score-samples must not be negative")
+		}
+		v := vlaBenchFlags{holdout: *holdout, scoreSamples: *scoreSamples, decode: rule, saveModel: *saveModel, loadModel: *loadModel}
+		return benchBCVLA(ctx, common, v, cfg, stdout)
 	case "mlp":
 	default:
 		return fmt.Errorf("bench bc: unknown --policy %q (known: mlp, vla)", *policy)
 	}
 	cfg := def
-	cfg.Chunk, cfg.Execute, cfg.Seed = *chunk, *execute, *seed
+	cfg.Chunk, cfg.Execute, cfg.Seed = *chunk, orDefault(*execute, def.Execute), *seed
 	cfg.Epochs, cfg.Batch = orDefault(*epochs, def.Epochs), orDefault(*batch, def.Batch)
 	if *lr > 0 {
 		cfg.LR = *lr

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/accerl/accerl/activities/bc"
+	"github.com/accerl/accerl/kernels/vla"
 )
 
 // bcVLABenchResult is `bench bc --policy vla`'s JSON.
@@ -36,14 +38,36 @@ type bcVLABenchResult struct {
 	ActBatch    float64         `json:"act_batch_mean"`
 	SuccessRate float64         `json:"success_rate"`
 	Tasks       []bcTaskSuccess `json:"tasks"`
-	CollectS    float64         `json:"collect_s"`
-	TrainS      float64         `json:"train_s"`
-	EvalS       float64         `json:"eval_s"`
+	// Decode is how the evaluation picked each token (argmax unless --decode); Execute the
+	// actions of each chunk it ran. LoadedModel is the --load-model file the policy came
+	// from (no training in this run; the epoch fields are then empty).
+	Decode      string `json:"decode"`
+	Execute     int    `json:"execute"`
+	LoadedModel string `json:"loaded_model,omitempty"`
+	// TrainScore and HeldOutScore measure the trained policy offline on a subset of the
+	// training steps and on --holdout further demonstrations per task that it never saw
+	// (bc.VLAScore): token cross-entropy and accuracy with teacher forcing, and the error
+	// of the actions it decodes.
+	HeldOutDemos int          `json:"held_out_demos_per_task,omitempty"`
+	TrainScore   *bc.VLAScore `json:"train_score,omitempty"`
+	HeldOutScore *bc.VLAScore `json:"held_out_score,omitempty"`
+	CollectS     float64      `json:"collect_s"`
+	TrainS       float64      `json:"train_s"`
+	EvalS        float64      `json:"eval_s"`
+}
+
+// vlaBenchFlags are the flags of `bench bc` that only the vla policy reads.
+type vlaBenchFlags struct {
+	holdout      int            // further demonstrations per task, scored but never trained on
+	scoreSamples int            // steps scored offline per split; 0 skips the scores
+	decode       vla.DecodeRule // how the evaluation picks each token
+	saveModel    string         // write the trained model here
+	loadModel    string         // evaluate this model instead of training
 }
 
 // benchBCVLA is `bench bc --policy vla`: demonstrations with images, the micro-VLA cloned
 // from them by token cross-entropy, and its greedy success from the fixed initial states.
-func benchBCVLA(ctx context.Context, f bcBenchFlags, cfg bc.VLAConfig, stdout io.Writer) error {
+func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLAConfig, stdout io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("bench bc: vla: %w", err)
 	}
@@ -53,41 +77,99 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, cfg bc.VLAConfig, stdout io
 		mc.ParamCount(), mc.TrainableCount(), mc.PrefixLen(), mc.ActionDims, cfg.Chunk, cfg.Execute, cfg.Epochs, cfg.Batch, cfg.LR)
 	start := time.Now()
 	demos, err := bc.CollectImages(bc.ImageCollectInput{CollectInput: bc.CollectInput{Suite: f.suite, Tasks: f.tasks,
-		PerTask: f.perTask, Noise: f.noise, Seed: f.seed}, ImageSize: cfg.ImageSize, Cameras: cfg.Cameras})
+		PerTask: f.perTask + v.holdout, Noise: f.noise, Seed: f.seed}, ImageSize: cfg.ImageSize, Cameras: cfg.Cameras})
 	if err != nil {
 		return fmt.Errorf("bench bc: %w", err)
 	}
+	demos, held := bc.SplitDemos(demos, f.perTask)
 	collectS := time.Since(start).Seconds()
-	tr, err := bc.NewVLATrainer(cfg, demos)
-	if err != nil {
-		return fmt.Errorf("bench bc: %w", err)
-	}
-	fmt.Fprintf(stdout, "recorded %d samples in %.0fs\n", tr.Samples(), collectS)
-	for !tr.Done() {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		l, err := tr.Epoch()
+	var tres bc.VLATrainResult
+	var model *bc.VLAModel
+	if v.loadModel != "" {
+		b, err := os.ReadFile(v.loadModel)
 		if err != nil {
 			return fmt.Errorf("bench bc: %w", err)
 		}
-		r := tr.Result()
-		fmt.Fprintf(stdout, "epoch %d/%d: cross-entropy %.3f nats/token, token accuracy %.3f, %.0f samples/s, %.0fs\n",
-			len(r.EpochLoss), cfg.Epochs, l, r.EpochAccuracy[len(r.EpochAccuracy)-1], r.SamplesPerS, r.TrainS)
-	}
-	tres := tr.Result()
-	model := tr.Model()
-	t0 := time.Now()
-	actor := model.Actor()
-	ev, err := bc.EvaluateEnv(actor, model.EnvConfig(f.suite), f.tasks, f.inits)
-	if err != nil {
-		return fmt.Errorf("bench bc: %w", err)
+		model = new(bc.VLAModel)
+		if err := model.UnmarshalBinary(b); err != nil {
+			return fmt.Errorf("bench bc: %s: %w", v.loadModel, err)
+		}
+		if cfg.Execute > model.Chunk {
+			return fmt.Errorf("bench bc: --execute %d is more than the loaded model's chunk %d", cfg.Execute, model.Chunk)
+		}
+		model.Execute = cfg.Execute
+		mc = model.Net.Config()
+		tres = bc.VLATrainResult{Params: mc.ParamCount(), Trainable: mc.TrainableCount()}
+		for _, d := range demos {
+			tres.Samples += len(d.Actions)
+		}
+		fmt.Fprintf(stdout, "loaded %s (chunk %d, executing %d); recorded %d samples in %.0fs\n", v.loadModel, model.Chunk, model.Execute, tres.Samples, collectS)
+	} else {
+		tr, err := bc.NewVLATrainer(cfg, demos)
+		if err != nil {
+			return fmt.Errorf("bench bc: %w", err)
+		}
+		fmt.Fprintf(stdout, "recorded %d samples in %.0fs\n", tr.Samples(), collectS)
+		for !tr.Done() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			l, err := tr.Epoch()
+			if err != nil {
+				return fmt.Errorf("bench bc: %w", err)
+			}
+			r := tr.Result()
+			fmt.Fprintf(stdout, "epoch %d/%d: cross-entropy %.3f nats/token, token accuracy %.3f, %.0f samples/s, %.0fs\n",
+				len(r.EpochLoss), cfg.Epochs, l, r.EpochAccuracy[len(r.EpochAccuracy)-1], r.SamplesPerS, r.TrainS)
+		}
+		tres = tr.Result()
+		model = tr.Model()
+		if v.saveModel != "" {
+			b, err := model.MarshalBinary()
+			if err != nil {
+				return fmt.Errorf("bench bc: %w", err)
+			}
+			if err := os.WriteFile(v.saveModel, b, 0o644); err != nil {
+				return fmt.Errorf("bench bc: %w", err)
+			}
+		}
 	}
 	res := bcVLABenchResult{Suite: f.suite, Policy: "vla", PerTask: f.perTask, DemoNoise: f.noise, DemoSteps: tres.Samples,
 		InitStates: f.inits, Config: cfg, Model: vlaConfigToJSON(mc), Params: tres.Params, Trainable: tres.Trainable,
 		InitialLoss: tres.InitialLoss, EpochLoss: tres.EpochLoss, EpochAccuracy: tres.EpochAccuracy, FinalLoss: tres.FinalLoss,
-		TrainSamplesPerS: tres.SamplesPerS, ActMs: float64(actor.MeanActLatency().Microseconds()) / 1000, ActCalls: actor.Calls,
-		SuccessRate: ev.SuccessRate, CollectS: collectS, TrainS: tres.TrainS, EvalS: time.Since(t0).Seconds()}
+		TrainSamplesPerS: tres.SamplesPerS, Decode: v.decode.String(), Execute: model.Execute, LoadedModel: v.loadModel,
+		CollectS: collectS, TrainS: tres.TrainS}
+	if v.scoreSamples > 0 {
+		score := func(name string, ds []bc.ImageDemo) (*bc.VLAScore, error) {
+			sc, err := model.Score(ds, v.scoreSamples, cfg.Batch, v.decode)
+			if err != nil {
+				return nil, fmt.Errorf("bench bc: %w", err)
+			}
+			fmt.Fprintf(stdout, "%s (%d steps): cross-entropy %.3f nats/token, token accuracy %.3f; %s-decoded actions: MAE translation %.3f (first action %.3f), rotation %.3f, gripper %.3f (wrong sign %.1f%%)\n",
+				name, sc.Samples, sc.CrossEntropy, sc.Accuracy, sc.Decode, sc.MAETranslation, sc.MAEFirstTranslation, sc.MAERotation, sc.MAEGripper, 100*sc.GripperWrong)
+			return &sc, nil
+		}
+		if res.TrainScore, err = score("training demos", demos); err != nil {
+			return err
+		}
+		if len(held) > 0 {
+			res.HeldOutDemos = v.holdout
+			if res.HeldOutScore, err = score("held-out demos", held); err != nil {
+				return err
+			}
+		}
+	}
+	t0 := time.Now()
+	actor, err := model.ActorDecode(v.decode)
+	if err != nil {
+		return fmt.Errorf("bench bc: %w", err)
+	}
+	ev, err := bc.EvaluateEnv(actor, model.EnvConfig(f.suite), f.tasks, f.inits)
+	if err != nil {
+		return fmt.Errorf("bench bc: %w", err)
+	}
+	res.ActMs, res.ActCalls = float64(actor.MeanActLatency().Microseconds())/1000, actor.Calls
+	res.SuccessRate, res.EvalS = ev.SuccessRate, time.Since(t0).Seconds()
 	if actor.Calls > 0 {
 		res.ActBatch = float64(actor.Rows) / float64(actor.Calls)
 	}

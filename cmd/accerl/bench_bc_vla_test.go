@@ -47,3 +47,50 @@ func TestBenchBCUnknownPolicy(t *testing.T) {
 		t.Errorf("err %v, want the unknown policy named", err)
 	}
 }
+
+// TestBenchBCVLASaveLoad trains a toy policy with a held-out split and soft labels, saves it,
+// and evaluates the saved file with the mean decode and another --execute: the second run
+// trains nothing and reports the loaded model's scores.
+func TestBenchBCVLASaveLoad(t *testing.T) {
+	dir := t.TempDir()
+	model, out := filepath.Join(dir, "m.bin"), filepath.Join(dir, "bc.json")
+	toy := []string{"--policy", "vla", "--demos", "2", "--init-states", "1", "--dim", "16", "--layers", "1",
+		"--chunk", "2", "--cameras", "wrist", "--image-size", "16", "--patch", "4", "--holdout", "1", "--score-samples", "50"}
+	var stdout, stderr bytes.Buffer
+	args := append(append([]string(nil), toy...), "--epochs", "1", "--execute", "2", "--label-sigma", "2", "--save-model", model)
+	if err := benchBC(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("bench bc: %v\n%s", err, stderr.String())
+	}
+	for _, want := range []string{"training demos (", "held-out demos (", "argmax-decoded actions: MAE translation"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("training run's output lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	stdout.Reset()
+	args = append(append([]string(nil), toy...), "--execute", "1", "--decode", "mean", "--load-model", model, "--json", out)
+	if err := benchBC(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("bench bc --load-model: %v\n%s", err, stderr.String())
+	}
+	if strings.Contains(stdout.String(), "epoch 1/") || !strings.Contains(stdout.String(), "loaded "+model) {
+		t.Errorf("the loading run trained, or did not say what it loaded:\n%s", stdout.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res bcVLABenchResult
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.LoadedModel != model || res.Decode != "mean" || res.Execute != 1 || len(res.EpochLoss) != 0 || res.HeldOutDemos != 1 ||
+		res.TrainScore == nil || res.HeldOutScore == nil || res.HeldOutScore.Samples == 0 || res.HeldOutScore.Decode != "mean" || res.ActCalls == 0 {
+		t.Errorf("result %+v", res)
+	}
+	args = append(append([]string(nil), toy...), "--execute", "3", "--load-model", model)
+	if err := benchBC(context.Background(), args, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "chunk 2") {
+		t.Errorf("--execute 3 on a chunk-2 model: err %v, want it refused", err)
+	}
+	if err := benchBC(context.Background(), append(toy, "--decode", "mode"), &stdout, &stderr); err == nil {
+		t.Error("--decode mode was accepted")
+	}
+}

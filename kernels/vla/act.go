@@ -1,6 +1,8 @@
 package vla
 
 import (
+	"fmt"
+	"math"
 	"math/rand/v2"
 )
 
@@ -20,7 +22,63 @@ import (
 // ratios; they differ from the sampling distribution's log-probs by log Z,
 // Z the V-softmax mass of the action tokens (near 1 once trained).
 func (m *Net[F]) Act(batch []Obs, rng *rand.Rand, greedy bool) (tokens [][]int, logp [][]F, value []F) {
-	return m.act(batch, rng, greedy, nil)
+	rule := DecodeSample
+	if greedy {
+		rule = DecodeArgmax
+	}
+	return m.act(batch, rng, rule, nil)
+}
+
+// DecodeRule is how [Net.ActDecode] picks each action position's bin from
+// its distribution π over the Bins action tokens (renormalised over them
+// with the full head). The chosen bin is the next position's input, as in
+// [Net.Act].
+type DecodeRule int
+
+const (
+	// DecodeSample draws the bin from π (Act with greedy false).
+	DecodeSample DecodeRule = iota
+	// DecodeArgmax takes the most probable bin (Act with greedy true).
+	DecodeArgmax
+	// DecodeMean takes the bin nearest the mean bin index Σ_b π_b·b: the
+	// decoded value is then (up to half a bin) the mean of the binned value
+	// under π, the minimiser of the expected squared error, what a
+	// regression head predicts.
+	DecodeMean
+	// DecodeMedian takes the first bin at which π's cumulative mass reaches
+	// ½: the minimiser of the expected absolute error.
+	DecodeMedian
+)
+
+// String names the rule as the bench flags do.
+func (r DecodeRule) String() string {
+	switch r {
+	case DecodeSample:
+		return "sample"
+	case DecodeArgmax:
+		return "argmax"
+	case DecodeMean:
+		return "mean"
+	case DecodeMedian:
+		return "median"
+	}
+	return fmt.Sprintf("DecodeRule(%d)", int(r))
+}
+
+// ParseDecodeRule is the inverse of DecodeRule.String.
+func ParseDecodeRule(s string) (DecodeRule, error) {
+	for _, r := range []DecodeRule{DecodeSample, DecodeArgmax, DecodeMean, DecodeMedian} {
+		if r.String() == s {
+			return r, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown decode rule %q (known: sample, argmax, mean, median)", s)
+}
+
+// ActDecode is [Net.Act] with each position's bin picked by rule; rng is
+// only read by DecodeSample. logp holds the chosen bins' log-probabilities.
+func (m *Net[F]) ActDecode(batch []Obs, rng *rand.Rand, rule DecodeRule) (tokens [][]int, logp [][]F, value []F) {
+	return m.act(batch, rng, rule, nil)
 }
 
 // actWork is Act's scratch, kept by the model between calls: the prefix
@@ -36,7 +94,7 @@ type actWork[F Float] struct {
 
 // act is Act; onLogp, when not nil, sees each position's nb × headWidth
 // log-softmax (for the tests that compare it with Forward's).
-func (m *Net[F]) act(batch []Obs, rng *rand.Rand, greedy bool, onLogp func(pos int, logp []F)) (tokens [][]int, logp [][]F, value []F) {
+func (m *Net[F]) act(batch []Obs, rng *rand.Rand, rule DecodeRule, onLogp func(pos int, logp []F)) (tokens [][]int, logp [][]F, value []F) {
 	c, be := m.cfg, m.be
 	nb, d, hid := len(batch), c.Dim, c.MLPRatio*c.Dim
 	tp, tmax, na := c.PrefixLen(), c.SeqLen(), c.ActionDims
@@ -120,9 +178,14 @@ func (m *Net[F]) act(batch []Obs, rng *rand.Rand, greedy bool, onLogp func(pos i
 		for i := 0; i < nb; i++ {
 			act := logits[i*k : i*k+c.Bins]
 			var b int
-			if greedy {
+			switch rule {
+			case DecodeArgmax:
 				b = argmaxBin(act)
-			} else {
+			case DecodeMean:
+				b = meanBin(act)
+			case DecodeMedian:
+				b = medianBin(act)
+			default:
 				b = sampleBin(act, rng.Float64())
 			}
 			tokens[i][j] = b
@@ -145,6 +208,35 @@ func sampleBin[F Float](logp []F, r float64) int {
 	for b, l := range logp {
 		cum += float64(expNeg(l))
 		if target < cum {
+			return b
+		}
+	}
+	return len(logp) - 1
+}
+
+// meanBin returns the bin nearest Σ_b p_b·b under p ∝ exp(logp)
+// (renormalised).
+func meanBin[F Float](logp []F) int {
+	z, s := 0.0, 0.0
+	for b, l := range logp {
+		p := float64(expNeg(l))
+		z += p
+		s += p * float64(b)
+	}
+	return min(max(int(math.Round(s/z)), 0), len(logp)-1)
+}
+
+// medianBin returns the first bin at which the cumulative mass of p ∝
+// exp(logp) (renormalised) reaches ½.
+func medianBin[F Float](logp []F) int {
+	z := 0.0
+	for _, l := range logp {
+		z += float64(expNeg(l))
+	}
+	cum := 0.0
+	for b, l := range logp {
+		cum += float64(expNeg(l))
+		if cum >= z/2 {
 			return b
 		}
 	}

@@ -17,6 +17,23 @@ type backWork[F Float] struct {
 // the LM head receive gradient; with the full head every row does. The
 // tape is left intact.
 func (m *Net[F]) Backward(tape *Tape[F], dLogp, dEntropy, dValue []F) {
+	m.backward(tape, dLogp, dEntropy, dValue, nil)
+}
+
+// BackwardSoft accumulates into Grads the gradient of [SoftCrossEntropy]'s
+// loss L = −(1/n) Σ_r Σ_b q_rb log π_rb (n = B·ActionDims positions r,
+// q_r = targets' row of the expert bin at r): ∂L/∂z_rj = (π_rj − q_rj)/n
+// at every logit column j of the head (q is 0 off the action bins).
+func (m *Net[F]) BackwardSoft(tape *Tape[F], targets *SoftTargets) {
+	if targets == nil || targets.bins != m.cfg.Bins {
+		panic("vla: BackwardSoft: targets are not over this model's bins")
+	}
+	m.backward(tape, nil, nil, nil, targets)
+}
+
+// backward is Backward, or with soft set BackwardSoft (dLogp and dEntropy
+// then unused).
+func (m *Net[F]) backward(tape *Tape[F], dLogp, dEntropy, dValue []F, soft *SoftTargets) {
 	c := m.cfg
 	if !tape.train || len(tape.layers) != c.Layers || tape.nAct != c.ActionDims || tape.width != m.headWidth() {
 		panic("vla: Backward: tape is not a Forward pass of this model with its current head")
@@ -37,7 +54,7 @@ func (m *Net[F]) Backward(tape *Tape[F], dLogp, dEntropy, dValue []F) {
 	n := nb * t
 	ws.dhf = grow(ws.dhf, n*d)
 	clear(ws.dhf)
-	m.headBackward(tape, dLogp, dEntropy, ws.dhf)
+	m.headBackward(tape, dLogp, dEntropy, soft, ws.dhf)
 	if dValue != nil {
 		m.valueBackward(tape, dValue, ws.dhf)
 	}
@@ -50,9 +67,10 @@ func (m *Net[F]) Backward(tape *Tape[F], dLogp, dEntropy, dValue []F) {
 	m.embedBack(tape, ws.dx)
 }
 
-// headBackward sends each action position's ∂L/∂log π and ∂L/∂H through
-// the log-softmax and the LM head into dhf.
-func (m *Net[F]) headBackward(tape *Tape[F], dLogp, dEntropy, dhf []F) {
+// headBackward sends each action position's ∂L/∂log π and ∂L/∂H (or,
+// with soft set, the soft cross-entropy's ∂L/∂z) through the log-softmax
+// and the LM head into dhf.
+func (m *Net[F]) headBackward(tape *Tape[F], dLogp, dEntropy []F, soft *SoftTargets, dhf []F) {
 	c, ws := m.cfg, &m.backWS
 	nb, na, d, k := tape.B, tape.nAct, c.Dim, m.headWidth()
 	tp := c.PrefixLen()
@@ -60,6 +78,10 @@ func (m *Net[F]) headBackward(tape *Tape[F], dLogp, dEntropy, dhf []F) {
 	dz := ws.dz
 	parallelRange(nb*na, rowGrain(k), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
+			if soft != nil {
+				softLogitGrad(soft, tape.logp[r*k:(r+1)*k], tape.tokens[r/na][r%na], F(1/float64(nb*na)), dz[r*k:(r+1)*k])
+				continue
+			}
 			var wlp, went F
 			if dLogp != nil {
 				wlp = dLogp[r]

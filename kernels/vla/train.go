@@ -93,3 +93,95 @@ func CrossEntropy[F Float](tape *Tape[F]) (loss, accuracy float64, dLogp []F) {
 	}
 	return loss / float64(n), float64(hits) / float64(n), dLogp
 }
+
+// SoftTargets is an ordinal soft-label table over Bins action bins (the
+// "HL-Gauss" targets of Imani & White 2018 and Farebrother et al. 2024,
+// "Stop Regressing"): the target of expert bin t is the Gaussian of
+// standard deviation Sigma bins centred on t, cut at ±⌈3·Sigma⌉ bins and at
+// the ends of [0, Bins), renormalised to sum to 1. A near miss of the
+// expert's bin then costs little and a far one much, which the one-hot
+// cross-entropy does not tell apart, and neighbouring bins share each
+// sample's signal.
+type SoftTargets struct {
+	bins  int
+	sigma float64
+	lo    []int       // per expert bin, the first bin of its window
+	w     [][]float64 // per expert bin, the window's weights (summing to 1)
+}
+
+// NewSoftTargets returns the Gaussian targets of sigma > 0 bins over bins
+// bins.
+func NewSoftTargets(bins int, sigma float64) *SoftTargets {
+	if bins < 1 || !(sigma > 0) {
+		panic(fmt.Sprintf("vla: NewSoftTargets: %d bins, sigma %v; want positive", bins, sigma))
+	}
+	s := &SoftTargets{bins: bins, sigma: sigma, lo: make([]int, bins), w: make([][]float64, bins)}
+	r := int(math.Ceil(3 * sigma))
+	for t := range bins {
+		lo, hi := max(t-r, 0), min(t+r, bins-1)
+		w := make([]float64, hi-lo+1)
+		z := 0.0
+		for b := lo; b <= hi; b++ {
+			x := float64(b-t) / sigma
+			w[b-lo] = math.Exp(-x * x / 2)
+			z += w[b-lo]
+		}
+		for i := range w {
+			w[i] /= z
+		}
+		s.lo[t], s.w[t] = lo, w
+	}
+	return s
+}
+
+// Sigma is the targets' standard deviation in bins.
+func (s *SoftTargets) Sigma() float64 { return s.sigma }
+
+// Row returns the target distribution of expert bin t over all bins.
+func (s *SoftTargets) Row(t int) []float64 {
+	out := make([]float64, s.bins)
+	copy(out[s.lo[t]:], s.w[t])
+	return out
+}
+
+// softLogitGrad writes ∂L/∂z = scale·(π − q_t) for one row of log-softmax
+// logp (the head's width: the Bins action columns first, q 0 past them).
+func softLogitGrad[F Float](s *SoftTargets, logp []F, t int, scale F, dz []F) {
+	for j, l := range logp {
+		dz[j] = scale * expNeg(l)
+	}
+	lo := s.lo[t]
+	for i, q := range s.w[t] {
+		dz[lo+i] -= scale * F(q)
+	}
+}
+
+// SoftCrossEntropy scores a Forward tape of the expert's tokens against
+// soft targets: with q_r the targets' row of the expert bin at action
+// position r and n = B·ActionDims positions,
+//
+//	L = −(1/n) Σ_r Σ_b q_rb log π_rb
+//
+// It returns L, the one-hot cross-entropy −(1/n) Σ_r log π(t_r) (what
+// [CrossEntropy] reports, comparable across targets) and the share of
+// positions whose teacher-forced argmax is the expert's bin. [Net.BackwardSoft]
+// takes L's gradient.
+func SoftCrossEntropy[F Float](tape *Tape[F], s *SoftTargets) (loss, hard, accuracy float64) {
+	n := len(tape.Logp)
+	k := tape.width
+	na := n / tape.B
+	hits := 0
+	for r := range n {
+		t := tape.tokens[r/na][r%na]
+		row := tape.logp[r*k : (r+1)*k]
+		lo := s.lo[t]
+		for i, q := range s.w[t] {
+			loss -= q * float64(row[lo+i])
+		}
+		hard -= float64(tape.Logp[r])
+		if tape.Greedy[r] == t {
+			hits++
+		}
+	}
+	return loss / float64(n), hard / float64(n), float64(hits) / float64(n)
+}
