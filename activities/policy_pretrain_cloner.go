@@ -67,7 +67,7 @@ func BCVLAConfig(c specs.Config, seed uint64) bc.VLAConfig {
 	return bc.VLAConfig{ImageSize: c.Env.ImageSize, Patch: v.Patch, Cameras: append([]string(nil), c.Env.Cameras...),
 		Dim: v.Dim, Layers: v.Layers, Heads: v.Heads, MLPRatio: v.MLPRatio, Chunk: k, Execute: execute,
 		Epochs: p.Epochs, Batch: p.Batch, LR: p.LearningRate, MaxGradNorm: bcGradNormClip, Seed: seed,
-		VocabSize: v.VocabSize, FullHead: !v.SlimHead, Shift: p.Shift}
+		VocabSize: v.VocabSize, FullHead: !v.SlimHead, Shift: p.Shift, LabelSigma: p.LabelSigma}
 }
 
 type mlpCloner struct {

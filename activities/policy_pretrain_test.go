@@ -172,3 +172,40 @@ func TestChunkEnv(t *testing.T) {
 		t.Errorf("last chunk: reward %v, terminated %v, executed %v; want 1 (ended after one step), true", r.Reward, r.Terminated, inner.got)
 	}
 }
+
+// TestBCVLAConfigFromSpec checks that a spec's vla, chunk, env and pretrain blocks reach the
+// VLA cloner's config, soft labels included.
+func TestBCVLAConfigFromSpec(t *testing.T) {
+	exp, diags := specs.Parse("vla.hcl", []byte(`
+experiment "v" {
+  budget { env_steps = 1024 }
+  env "tabletop" {
+    suite      = "spatial"
+    pixels     = true
+    image_size = 32
+  }
+  policy {
+    action        = "tokens"
+    action_chunk  = 8
+    execute_steps = 2
+    vla {
+      dim    = 32
+      layers = 1
+    }
+  }
+  pretrain {
+    epochs      = 3
+    batch       = 16
+    label_sigma = 3
+    shift       = 1
+  }
+}`), nil)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	got := BCVLAConfig(exp.Arms[0].Config, 7)
+	if got.Chunk != 8 || got.Execute != 2 || got.Dim != 32 || got.Layers != 1 || got.ImageSize != 32 || got.Epochs != 3 ||
+		got.Batch != 16 || got.LabelSigma != 3 || got.Shift != 1 || got.Seed != 7 {
+		t.Errorf("BCVLAConfig = %+v", got)
+	}
+}

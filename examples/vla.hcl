@@ -16,6 +16,10 @@
 # it cloning. Measured with this recipe (docs/results/bench-learn-tabletop-spatial-vla-seed1.json):
 # BC success 22%, and RL has not lifted it yet (23% after 8,192 steps; the README says more).
 # With 20 demonstrations per task the run takes 10 minutes and BC reaches only 4%.
+# A better cloning recipe, measured with `accerl bench bc` but not yet through this example:
+# `label_sigma = 3` in pretrain (soft labels over neighbouring bins) and execute_steps = 2
+# (two actions of each chunk before the next query): 36.6% over the suite's 500 initial
+# states instead of 24.6% (docs/results/vla-bc-notes.md).
 #
 #   accerl validate examples/vla.hcl
 #   accerl run examples/vla.hcl

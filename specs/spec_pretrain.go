@@ -13,6 +13,7 @@ const (
 	attrBatch        = "batch"
 	attrNoise        = "noise"
 	attrShift        = "shift"
+	attrLabelSigma   = "label_sigma"
 
 	pathPretrain = blockPretrain + "." + attrEnabled
 )
@@ -46,6 +47,14 @@ type Pretrain struct {
 	// recorded. Measured on the spatial suite at 32×32, shift 2 lowered BC success from
 	// 24.6% to 7.2% (README): try it with larger images, where a pixel is less of the view.
 	Shift int `json:"shift,omitempty"`
+	// LabelSigma > 0 trains the VLA on ordinal soft labels: the target of an expert's
+	// action bin is a Gaussian of LabelSigma bins around it, so that a neighbouring bin is a
+	// near miss rather than as wrong as any other (vla.SoftTargets). VLA policies only; 0
+	// (omitted from the JSON, so older specs keep their hash) is one-hot cross-entropy.
+	// Measured on the spatial suite with `accerl bench bc` (docs/results/vla-bc-notes.md):
+	// σ 3 gave +4 to +5.5 points with 20 demonstrations per task and +1.8 with 50; σ 6 blurs
+	// the targets too much.
+	LabelSigma float64 `json:"label_sigma,omitempty"`
 }
 
 // DefaultPretrain is the measured BC recipe (activities/bc: 50 demos per task, 30 epochs,
@@ -63,6 +72,7 @@ var pretrainSchema = &hcl.BodySchema{
 		{Name: attrLearningRate},
 		{Name: attrNoise},
 		{Name: attrShift},
+		{Name: attrLabelSigma},
 	},
 }
 
@@ -81,6 +91,7 @@ func (d *decoder) decodePretrain(block *hcl.Block, p *Pretrain) {
 	d.setFloat(c.Attributes, blockPretrain, attrLearningRate, &p.LearningRate, aboveUpTo(0, 1))
 	d.setFloat(c.Attributes, blockPretrain, attrNoise, &p.Noise, between(0, 1))
 	d.setInt(c.Attributes, blockPretrain, attrShift, &p.Shift, between(0, 16))
+	d.setFloat(c.Attributes, blockPretrain, attrLabelSigma, &p.LabelSigma, between(0, 64))
 	if !p.Enabled {
 		*p = Pretrain{}
 	}
@@ -113,6 +124,10 @@ func checkPretrain(c Config, src *sources, add func(subject hcl.Range, summary, 
 		add(src.blame(pathPretrain, pathAction), "Behaviour cloning needs the gaussian head",
 			fmt.Sprintf("the pretrain block fits the policy's mean action to the expert's by least squares, which needs policy.action = %q (it is %q). Set action = %q, or add a vla block (cloned by cross-entropy on its action tokens).",
 				ActionGaussian, p.Action, ActionGaussian))
+	}
+	if c.Pretrain.LabelSigma > 0 && p.VLA == nil {
+		add(src.blame(joinPath(blockPretrain, attrLabelSigma), pathPretrain), "Soft labels without action tokens",
+			fmt.Sprintf("pretrain.label_sigma = %g spreads each expert action bin over its neighbours, which only the VLA's token cross-entropy uses (a vla block in the policy). Remove label_sigma, or add a vla block.", c.Pretrain.LabelSigma))
 	}
 	if c.Pretrain.Shift > 0 && p.VLA == nil {
 		add(src.blame(joinPath(blockPretrain, attrShift), pathPretrain), "Image augmentation without images",

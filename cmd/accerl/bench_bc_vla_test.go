@@ -3,11 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/accerl/accerl/runstore"
 )
 
 // TestBenchBCVLATiny runs `bench bc --policy vla` end to end at a toy size (one wrist camera
@@ -26,12 +26,8 @@ func TestBenchBCVLATiny(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, stdout.String())
 		}
 	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var res bcVLABenchResult
-	if err := json.Unmarshal(b, &res); err != nil {
+	if err := runstore.ReadJSON(out, &res); err != nil {
 		t.Fatal(err)
 	}
 	if res.Policy != "vla" || len(res.EpochLoss) != 1 || len(res.Tasks) != 10 || res.Model.ActionDims != 14 ||
@@ -74,12 +70,8 @@ func TestBenchBCVLASaveLoad(t *testing.T) {
 	if strings.Contains(stdout.String(), "epoch 1/") || !strings.Contains(stdout.String(), "loaded "+model) {
 		t.Errorf("the loading run trained, or did not say what it loaded:\n%s", stdout.String())
 	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var res bcVLABenchResult
-	if err := json.Unmarshal(b, &res); err != nil {
+	if err := runstore.ReadJSON(out, &res); err != nil {
 		t.Fatal(err)
 	}
 	if res.LoadedModel != model || res.Decode != "mean" || res.Execute != 1 || len(res.EpochLoss) != 0 || res.HeldOutDemos != 1 ||

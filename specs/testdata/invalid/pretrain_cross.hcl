@@ -28,6 +28,9 @@ experiment "pretrain_cross" {
   ablation "shifted" {
     pretrain { shift = 2 }           # ERROR: Image augmentation without images
   }
+  ablation "soft" {
+    pretrain { label_sigma = 3 }     # ERROR: Soft labels without action tokens
+  }
   ablation "scratch" {
     pretrain { enabled = false }     # no error: RL from scratch
     policy { execute_steps = 2 }
