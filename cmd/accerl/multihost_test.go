@@ -135,6 +135,8 @@ func TestMultiHost(t *testing.T) {
 	cli := nsProcess(t, prefix+"client", cliLog, "run", "--temporal", addr, "--no-worker", "--out", out, spec)
 	done := make(chan error, 1)
 	go func() { done <- cli.Wait() }()
+	// A test that fails before the run ends must not leave it waiting for a server that is gone.
+	t.Cleanup(func() { _ = cli.Process.Kill() })
 
 	// Kill w1 once it has trained a while: when a run has a second checkpoint.
 	waitFor(t, "a second checkpoint", 3*time.Minute, func() bool {
