@@ -1,12 +1,10 @@
 package activities
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log"
-	"slices"
 	"sync"
 	"time"
 
@@ -75,13 +73,17 @@ func dialFailover(cfg envrpc.Config, addrs []string, i int, warn func(string)) (
 	}
 	cfg.Retry = failoverRetry
 	home := i % len(addrs)
-	order := make([]string, 0, len(addrs))
+	// From the home server on, round the ring; servers found dead a moment ago go last, so
+	// that the environments homed on one do not each wait failoverRetry for it.
+	var order, dead []string
 	for k := range addrs {
-		order = append(order, addrs[(home+k)%len(addrs)])
+		if a := addrs[(home+k)%len(addrs)]; deadServers.recently(a) {
+			dead = append(dead, a)
+		} else {
+			order = append(order, a)
+		}
 	}
-	// Servers found dead a moment ago go last, so that the environments homed on one do not
-	// each wait failoverRetry for it.
-	slices.SortStableFunc(order, func(a, b string) int { return cmp.Compare(b2i(deadServers.recently(a)), b2i(deadServers.recently(b))) })
+	order = append(order, dead...)
 	var first error
 	for _, addr := range order {
 		cfg.Address = addr
@@ -142,13 +144,6 @@ func (m *serverMemory) recently(addr string) bool {
 	defer m.mu.Unlock()
 	t, ok := m.dead[addr]
 	return ok && time.Since(t) < deadMemory
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // worldSettings are the CreateWorld settings of an arm's world.

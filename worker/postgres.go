@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"strings"
@@ -89,10 +90,7 @@ func parsePostgresURL(raw string) (postgresStores, error) {
 	main, vis := base, base
 	main.DatabaseName, vis.DatabaseName = name, name+"_visibility"
 	// Each config gets its own attribute map: the plugin may edit it.
-	vis.ConnectAttributes = map[string]string{}
-	for k, v := range attrs {
-		vis.ConnectAttributes[k] = v
-	}
+	vis.ConnectAttributes = maps.Clone(attrs)
 	return postgresStores{main: &main, visibility: &vis}, nil
 }
 
@@ -134,12 +132,12 @@ func postgresSchema(cfg *config.SQL, dir string, logger log.Logger) error {
 		return fmt.Errorf("connect to database %q: %w", postgresMaintenanceDB, explainPostgres(err))
 	}
 	maint := *cfg
-	maint.ConnectAttributes = copyAttrs(cfg.ConnectAttributes)
+	maint.ConnectAttributes = maps.Clone(cfg.ConnectAttributes)
 	if err := sqltool.DoCreateDatabase(&maint, postgresMaintenanceDB, logger); err != nil {
 		return fmt.Errorf("create it (connecting to database %q): %w", postgresMaintenanceDB, explainPostgres(err))
 	}
 	c := *cfg
-	c.ConnectAttributes = copyAttrs(cfg.ConnectAttributes)
+	c.ConnectAttributes = maps.Clone(cfg.ConnectAttributes)
 	conn, err := sqltool.NewConnection(&c, logger)
 	if err != nil {
 		return fmt.Errorf("connect: %w", explainPostgres(err))
@@ -154,14 +152,6 @@ func postgresSchema(cfg *config.SQL, dir string, logger log.Logger) error {
 		return fmt.Errorf("install the schema %s: %w", dir, explainPostgres(err))
 	}
 	return nil
-}
-
-func copyAttrs(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // explainPostgres adds what to do to the errors a first connection usually meets.

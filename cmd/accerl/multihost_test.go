@@ -133,16 +133,10 @@ func TestMultiHost(t *testing.T) {
 	out := filepath.Join(shared, "out")
 	cliLog := filepath.Join(root, "client.log")
 	cli := nsProcess(t, prefix+"client", cliLog, "run", "--temporal", addr, "--no-worker", "--out", out, spec)
-	done := make(chan error, 1)
-	go func() { done <- cli.Wait() }()
-	// A test that fails before the run ends must not leave it waiting for a server that is gone.
-	t.Cleanup(func() { _ = cli.Process.Kill() })
+	done := waitClient(t, cli)
 
 	// Kill w1 once it has trained a while: when a run has a second checkpoint.
-	waitFor(t, "a second checkpoint", 3*time.Minute, func() bool {
-		m, _ := filepath.Glob(filepath.Join(out, "base", "seed-*", "checkpoints", "seg-000002"))
-		return len(m) > 0
-	}, cliLog)
+	waitSecondCheckpoint(t, out, cliLog)
 	startWorker("w2")
 	waitFor(t, "w2 to join", time.Minute, func() bool {
 		b, _ := os.ReadFile(filepath.Join(root, "w2.log"))
@@ -198,6 +192,26 @@ func TestMultiHost(t *testing.T) {
 	}
 	// Every run ends where the one-host run ended.
 	sameFinalRuns(t, out, filepath.Join(refDir, "out"), 4)
+}
+
+// waitClient waits for cli, an `accerl run` child, in the background and returns its exit; a
+// test that fails before the run ends kills it rather than leave it waiting for a server
+// that is gone.
+func waitClient(t *testing.T, cli *exec.Cmd) <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- cli.Wait() }()
+	t.Cleanup(func() { _ = cli.Process.Kill() })
+	return done
+}
+
+// waitSecondCheckpoint waits until a run of the experiment in out has written its second
+// checkpoint, failing with the log at logPath after 3 minutes.
+func waitSecondCheckpoint(t *testing.T, out, logPath string) {
+	t.Helper()
+	waitFor(t, "a second checkpoint", 3*time.Minute, func() bool {
+		m, _ := filepath.Glob(filepath.Join(out, "base", "seed-*", "checkpoints", "seg-000002"))
+		return len(m) > 0
+	}, logPath)
 }
 
 // sameFinalRuns checks that runs base/seed-1..seeds under out completed with the environment

@@ -62,15 +62,8 @@ func TestPostgresServer(t *testing.T) {
 	out := filepath.Join(root, "out")
 	cliLog := filepath.Join(root, "client.log")
 	cli := accerlProcess(t, cliLog, nil, "run", "--temporal", addr, "--no-worker", "--out", out, spec)
-	done := make(chan error, 1)
-	go func() { done <- cli.Wait() }()
-	// A test that fails before the run ends must not leave it waiting for a server that is gone.
-	t.Cleanup(func() { _ = cli.Process.Kill() })
-
-	waitFor(t, "a second checkpoint", 3*time.Minute, func() bool {
-		m, _ := filepath.Glob(filepath.Join(out, "base", "seed-*", "checkpoints", "seg-000002"))
-		return len(m) > 0
-	}, cliLog)
+	done := waitClient(t, cli)
+	waitSecondCheckpoint(t, out, cliLog)
 	if err := srv.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -216,13 +216,8 @@ func TestModelGradients(t *testing.T) {
 	for _, slim := range []bool{true, false} {
 		name := map[bool]string{true: "slim", false: "full"}[slim]
 		t.Run(name, func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(9, 10))
-			c := tinyConfig(slim)
-			m := NewNet[float64](c, rng)
-			perturb(m.Params(), 0.3, rng)
-			const nb = 3
-			batch := randObs(rng, c, nb)
-			tokens := randTokens(rng, c, nb)
+			rng, c, m, batch, tokens := tinyGradCase(slim, 9, 10)
+			const nb = gradCaseRows
 			wlp := randVec[float64](rng, nb*c.ActionDims, 1)
 			went := randVec[float64](rng, nb*c.ActionDims, 1)
 			wv := randVec[float64](rng, nb, 1)
@@ -236,16 +231,7 @@ func TestModelGradients(t *testing.T) {
 			if slim && len(grads) != c.ParamCount()-(c.VocabSize-c.Bins)*c.Dim {
 				t.Fatalf("slim head: %d gradients for %d parameters, want the non-action LM-head rows left out", len(grads), c.ParamCount())
 			}
-			for _, s := range m.Spans() {
-				n := 1
-				for _, v := range s.Shape {
-					n *= v
-				}
-				if s.Offset+n > len(grads) {
-					continue // the slim head's frozen rows, checked below
-				}
-				checkGrad(t, s.Name, loss, m.Params()[s.Offset:s.Offset+n], grads[s.Offset:s.Offset+n])
-			}
+			checkSpans(t, m, loss, grads) // the slim head's frozen rows are checked below
 			// The pad token's embedding row is only ever read at masked
 			// positions: its gradient is exactly 0.
 			pad := m.w.tok.g[c.PadID()*c.Dim : (c.PadID()+1)*c.Dim]
@@ -320,4 +306,36 @@ func TestModelGradientsFloat32(t *testing.T) {
 		}
 	}
 	t.Logf("float32 finite differences: worst relative error %.3g", worst)
+}
+
+// gradCaseRows is the batch size of tinyGradCase.
+const gradCaseRows = 3
+
+// tinyGradCase is the setup of the model's gradient checks: a tiny float64 network (slim or
+// full head) with perturbed weights, and gradCaseRows random observations and action tokens,
+// all drawn from the returned generator seeded (s1, s2), which the caller goes on drawing from.
+func tinyGradCase(slim bool, s1, s2 uint64) (*rand.Rand, Config, *Net[float64], []Obs, [][]int) {
+	rng := rand.New(rand.NewPCG(s1, s2))
+	c := tinyConfig(slim)
+	m := NewNet[float64](c, rng)
+	perturb(m.Params(), 0.3, rng)
+	batch := randObs(rng, c, gradCaseRows)
+	tokens := randTokens(rng, c, gradCaseRows)
+	return rng, c, m, batch, tokens
+}
+
+// checkSpans finite-differences loss against grads over every parameter span of m that has
+// gradients (a slim head has none for the LM-head rows it never reads).
+func checkSpans(t *testing.T, m *Net[float64], loss func() float64, grads []float64) {
+	t.Helper()
+	for _, s := range m.Spans() {
+		n := 1
+		for _, v := range s.Shape {
+			n *= v
+		}
+		if s.Offset+n > len(grads) {
+			continue
+		}
+		checkGrad(t, s.Name, loss, m.Params()[s.Offset:s.Offset+n], grads[s.Offset:s.Offset+n])
+	}
 }

@@ -39,13 +39,7 @@ func TestSoftCrossEntropyGradients(t *testing.T) {
 	for _, slim := range []bool{true, false} {
 		name := map[bool]string{true: "slim", false: "full"}[slim]
 		t.Run(name, func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(29, 30))
-			c := tinyConfig(slim)
-			m := NewNet[float64](c, rng)
-			perturb(m.Params(), 0.3, rng)
-			const nb = 3
-			batch := randObs(rng, c, nb)
-			tokens := randTokens(rng, c, nb)
+			_, c, m, batch, tokens := tinyGradCase(slim, 29, 30)
 			targets := NewSoftTargets(c.Bins, 1.2)
 			loss := func() float64 {
 				l, _, _ := SoftCrossEntropy(m.Forward(batch, tokens), targets)
@@ -54,16 +48,7 @@ func TestSoftCrossEntropyGradients(t *testing.T) {
 			m.ZeroGrads()
 			m.BackwardSoft(m.Forward(batch, tokens), targets)
 			grads := append([]float64(nil), m.Grads()...)
-			for _, s := range m.Spans() {
-				n := 1
-				for _, v := range s.Shape {
-					n *= v
-				}
-				if s.Offset+n > len(grads) {
-					continue
-				}
-				checkGrad(t, s.Name, loss, m.Params()[s.Offset:s.Offset+n], grads[s.Offset:s.Offset+n])
-			}
+			checkSpans(t, m, loss, grads)
 			// σ → 0: the targets are one-hot and L is the hard cross-entropy.
 			tape := m.Forward(batch, tokens)
 			l, hard, acc := SoftCrossEntropy(tape, NewSoftTargets(c.Bins, 1e-3))
