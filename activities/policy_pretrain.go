@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -70,6 +71,16 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 	if !c.Pretrain.Enabled || c.Env.Kind != specs.EnvTabletop {
 		return res, temporal.NewNonRetryableApplicationError("pretrain policy: the arm has no pretrain block on a tabletop suite", ErrTypeBadInput, nil)
 	}
+	// It works on a local copy of its part of the run's directory (the directory itself,
+	// unless the run is in an object store), published after every epoch's checkpoint.
+	wc, err := runstore.OpenWorkingCopy(ctx, in.RunDir, runstore.Only(func(rel string) bool {
+		return rel == runstore.PretrainFile || strings.HasPrefix(rel, bcDir+"/")
+	}))
+	if err != nil {
+		return res, err
+	}
+	defer wc.Close()
+	in.RunDir = wc.Dir
 	root := BCDir(in.RunDir)
 	final := filepath.Join(root, bcFinalDir)
 	if p, err := loadBCPolicy(final); err == nil {
@@ -110,7 +121,10 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 			if err != nil {
 				return err
 			}
-			report(bcProgress{Phase: contract.PhaseClone, Epoch: tr.Epochs(), Epochs: epochs, Checkpoint: dir})
+			if err := wc.Publish(ctx); err != nil {
+				return err
+			}
+			report(bcProgress{Phase: contract.PhaseClone, Epoch: tr.Epochs(), Epochs: epochs, Checkpoint: wc.Ref(dir)})
 		}
 		res.EpochLoss = tr.epochLoss()
 		params, err := tr.params()
@@ -134,7 +148,7 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 			res.Success, res.HasSuccess, res.EvalEpisodes = r.SuccessRate(), r.HasSuccess, len(r.Returns)
 		}
 		res.WallS = time.Since(start).Seconds()
-		res.Checkpoint = final
+		res.Checkpoint = wc.Ref(final)
 		if err := runstore.WriteJSON(filepath.Join(in.RunDir, runstore.PretrainFile), runstore.PretrainSummary{
 			Demos: res.Demos, DemoSteps: res.DemoSteps, Samples: res.Samples, EpochLoss: res.EpochLoss,
 			Success: res.Success, HasSuccess: res.HasSuccess, EvalEpisodes: res.EvalEpisodes, WallS: res.WallS,
@@ -152,7 +166,7 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 	if err := checkpoint.Prune(root, bcKeepEpochs+1); err != nil {
 		return res, err
 	}
-	return res, nil
+	return res, wc.Publish(ctx)
 }
 
 func saveBCState(root, specHash string, epoch int, b []byte) (string, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/accerl/accerl/reports"
 	"github.com/accerl/accerl/runstore"
@@ -20,6 +21,13 @@ type Reporter struct{}
 // creation time). A manifest of a different spec in the same directory is an error: two
 // experiments would mix their results.
 func (r *Reporter) PrepareExperiment(ctx context.Context, in PrepareExperimentInput) (PrepareExperimentResult, error) {
+	wc, err := runstore.OpenWorkingCopy(ctx, in.ExpDir, runstore.Only(func(rel string) bool { return rel == runstore.ExperimentFile }))
+	if err != nil {
+		return PrepareExperimentResult{}, err
+	}
+	defer wc.Close()
+	shown := in.ExpDir
+	in.ExpDir = wc.Dir
 	if err := os.MkdirAll(in.ExpDir, 0o755); err != nil {
 		return PrepareExperimentResult{}, fmt.Errorf("create experiment dir: %w", err)
 	}
@@ -27,16 +35,19 @@ func (r *Reporter) PrepareExperiment(ctx context.Context, in PrepareExperimentIn
 	if err != nil {
 		return PrepareExperimentResult{}, err
 	}
-	path := filepath.Join(in.ExpDir, "experiment.json")
+	path := filepath.Join(in.ExpDir, runstore.ExperimentFile)
 	var old runstore.ExperimentManifest
 	if err := runstore.ReadJSON(path, &old); err == nil {
 		if old.SpecHash == m.SpecHash {
 			return PrepareExperimentResult{}, nil
 		}
 		// Retrying cannot help: fail the experiment now, not after the retries.
-		return PrepareExperimentResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("experiment dir %s already holds results of spec %.12s (this spec is %.12s); choose another --out or remove it", in.ExpDir, old.SpecHash, m.SpecHash), ErrTypeBadInput, nil)
+		return PrepareExperimentResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("experiment dir %s already holds results of spec %.12s (this spec is %.12s); choose another --out or remove it", shown, old.SpecHash, m.SpecHash), ErrTypeBadInput, nil)
 	}
-	return PrepareExperimentResult{}, runstore.WriteJSON(path, m)
+	if err := runstore.WriteJSON(path, m); err != nil {
+		return PrepareExperimentResult{}, err
+	}
+	return PrepareExperimentResult{}, wc.Publish(ctx)
 }
 
 // envTargets are the mean returns that count as "solved" per environment kind, used for the
@@ -82,10 +93,32 @@ func experimentManifest(in PrepareExperimentInput) (runstore.ExperimentManifest,
 }
 
 // Report regenerates the report from the stored metrics of every run.
+// An experiment in an object store is reported from a working copy of what the report reads
+// (ReportInputs), and the report is published beside the runs.
 func (r *Reporter) Report(ctx context.Context, in ReportInput) (ReportResult, error) {
-	rep, err := reports.Generate(in.ExpDir, reports.Options{})
+	wc, err := runstore.OpenWorkingCopy(ctx, in.ExpDir, runstore.Only(ReportInputs))
+	if err != nil {
+		return ReportResult{}, err
+	}
+	defer wc.Close()
+	rep, err := reports.Generate(wc.Dir, reports.Options{})
 	if err != nil {
 		return ReportResult{}, fmt.Errorf("generate report: %w", err)
 	}
-	return ReportResult{Markdown: rep.Markdown, ResultsJSON: rep.ResultsJSON, Figures: rep.Figures, Partial: rep.Partial}, nil
+	if err := wc.Publish(ctx); err != nil {
+		return ReportResult{}, err
+	}
+	figs := make([]string, len(rep.Figures))
+	for i, f := range rep.Figures {
+		figs[i] = wc.Ref(f)
+	}
+	return ReportResult{Markdown: wc.Ref(rep.Markdown), ResultsJSON: wc.Ref(rep.ResultsJSON), Figures: figs, Partial: rep.Partial}, nil
+}
+
+// ReportInputs reports whether the file rel of an experiment directory (slash-separated) is
+// one the report reads or writes: everything but the runs' checkpoints, world-model files
+// and behaviour-cloning checkpoints, which an object store's working copy need not download.
+func ReportInputs(rel string) bool {
+	parts := strings.Split(rel, "/")
+	return len(parts) < 3 || (parts[2] != checkpointsDir && parts[2] != worldModelDir && parts[2] != bcDir)
 }

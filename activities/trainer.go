@@ -72,6 +72,20 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 	if in.Updates <= 0 {
 		return res, temporal.NewNonRetryableApplicationError("train segment: updates must be positive", ErrTypeBadInput, nil)
 	}
+	// The segment works on a local copy of the run's directory (the directory itself, unless
+	// the run is in an object store); references it reports name the store's files.
+	wc, err := runstore.OpenWorkingCopy(ctx, in.RunDir)
+	if err != nil {
+		return res, err
+	}
+	defer wc.Close()
+	in.RunDir = wc.Dir
+	if in.WorldModelState, err = wc.Local(in.WorldModelState); err != nil {
+		return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("train segment %d: world model state: %v", in.Segment, err), ErrTypeBadInput, err)
+	}
+	if in.PolicyState, err = wc.Local(in.PolicyState); err != nil {
+		return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("train segment %d: pretrained policy: %v", in.Segment, err), ErrTypeBadInput, err)
+	}
 	if err := ensureRunManifest(in); err != nil {
 		return res, err
 	}
@@ -80,12 +94,13 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 	var prev SegmentProgress
 	hint := ""
 	if lastHeartbeat(ctx, &prev) && prev.Segment == in.Segment {
-		hint = prev.ResumedFrom
+		hint, _ = wc.Local(prev.ResumedFrom) // one this copy cannot name is only a lost shortcut
 	}
 	snap, from, warnings, err := loadPrevious(in.RunDir, in.Segment, hint)
 	if err != nil {
 		return res, err
 	}
+	from = wc.Ref(from)
 	// Heartbeats flow every segmentHeartbeat through the whole segment, repeating the latest
 	// progress: an update, the evaluation or the checkpoint may each take longer than the
 	// heartbeat timeout (a VLA's greedy evaluation of 100 episodes takes minutes on a CPU).
@@ -194,7 +209,7 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 			WallS:         in.StartWallS + stats.Wall.Seconds(),
 			ImaginedSteps: stats.ImaginedSteps,
 		},
-		Checkpoint:       ckpt,
+		Checkpoint:       wc.Ref(ckpt),
 		SegmentStepsPerS: stats.StepsPerS,
 		ParamsSHA256:     eng.ParamsSHA256(),
 		BudgetReached:    stats.BudgetReached,
@@ -235,12 +250,20 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 	if err := runstore.WriteJSON(filepath.Join(in.RunDir, summaryFileName), sum); err != nil {
 		return res, err
 	}
-	return res, nil
+	// Publish before reporting: the workflow records this checkpoint only once it is in the
+	// store, where a retry on any host finds it.
+	return res, wc.Publish(ctx)
 }
 
 // FinishRun marks the run's summary.json with its final status (completed, stopped or failed)
 // and the error that ended it, if any.
 func (t *Trainer) FinishRun(ctx context.Context, in FinishRunInput) (FinishRunResult, error) {
+	wc, err := runstore.OpenWorkingCopy(ctx, in.RunDir, runstore.Only(func(rel string) bool { return rel == summaryFileName }))
+	if err != nil {
+		return FinishRunResult{}, err
+	}
+	defer wc.Close()
+	in.RunDir = wc.Dir
 	path := filepath.Join(in.RunDir, summaryFileName)
 	var sum runstore.RunSummary
 	if err := runstore.ReadJSON(path, &sum); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -252,7 +275,10 @@ func (t *Trainer) FinishRun(ctx context.Context, in FinishRunInput) (FinishRunRe
 	if err := os.MkdirAll(in.RunDir, 0o755); err != nil {
 		return FinishRunResult{}, fmt.Errorf("finish run: %w", err)
 	}
-	return FinishRunResult{}, runstore.WriteJSON(path, sum)
+	if err := runstore.WriteJSON(path, sum); err != nil {
+		return FinishRunResult{}, err
+	}
+	return FinishRunResult{}, wc.Publish(ctx)
 }
 
 // loadPrevious finds the checkpoint to resume segment seg from: the newest valid checkpoint

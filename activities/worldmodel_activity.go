@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 	"time"
+
+	"github.com/accerl/accerl/runstore"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -46,9 +49,14 @@ func (w *WorldModel) CollectOffline(ctx context.Context, in CollectOfflineInput)
 	if err := cfg.Validate(); err != nil {
 		return CollectOfflineResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
 	}
-	dir := filepath.Join(WorldModelDir(in.RunDir), datasetDir)
+	wc, err := openWorldModelCopy(ctx, in.RunDir)
+	if err != nil {
+		return CollectOfflineResult{}, err
+	}
+	defer wc.Close()
+	dir := filepath.Join(WorldModelDir(wc.Dir), datasetDir)
 	var info worldmodel.DatasetInfo
-	err := withHeartbeat(ctx, collectHeartbeatS*time.Second, func(report func(any)) error {
+	err = withHeartbeat(ctx, collectHeartbeatS*time.Second, func(report func(any)) error {
 		report(collectProgress{Trajectories: cfg.Trajectories})
 		var err error
 		info, err = worldmodel.CollectOffline(ctx, cfg, dir, OfflineSims(in.Config.Env))
@@ -57,13 +65,24 @@ func (w *WorldModel) CollectOffline(ctx context.Context, in CollectOfflineInput)
 	if err != nil {
 		return CollectOfflineResult{}, err
 	}
-	return CollectOfflineResult{Dir: dir, Episodes: info.Episodes, Rows: info.Rows}, nil
+	if err := wc.Publish(ctx); err != nil {
+		return CollectOfflineResult{}, err
+	}
+	return CollectOfflineResult{Dir: wc.Ref(dir), Episodes: info.Episodes, Rows: info.Rows}, nil
 }
 
 // collectProgress is the heartbeat payload of CollectOffline: the episodes it records (the
 // dataset's shards are its checkpoints; a retry keeps the finished ones).
 type collectProgress struct {
 	Trajectories int `json:"trajectories"`
+}
+
+// openWorldModelCopy opens the working copy of a run's world-model files (runstore.WorkingCopy:
+// the run directory itself, unless the run is in an object store).
+func openWorldModelCopy(ctx context.Context, runDir string) (*runstore.WorkingCopy, error) {
+	return runstore.OpenWorkingCopy(ctx, runDir, runstore.Only(func(rel string) bool {
+		return strings.HasPrefix(rel, worldModelDir+"/")
+	}))
 }
 
 // pretrainProgress is the heartbeat payload of PretrainWorldModel.
@@ -99,11 +118,20 @@ func (w *WorldModel) PretrainWorldModel(ctx context.Context, in PretrainWorldMod
 	if err := cfg.Validate(); err != nil {
 		return res, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
 	}
-	ds, err := worldmodel.ReadDataset(in.DatasetDir)
+	wc, err := openWorldModelCopy(ctx, in.RunDir)
+	if err != nil {
+		return res, err
+	}
+	defer wc.Close()
+	datasetDir, err := wc.Local(in.DatasetDir)
+	if err != nil {
+		return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("pretrain world model: dataset: %v", err), ErrTypeBadInput, err)
+	}
+	ds, err := worldmodel.ReadDataset(datasetDir)
 	if err != nil {
 		return res, fmt.Errorf("pretrain world model: %w", err)
 	}
-	root := filepath.Join(WorldModelDir(in.RunDir), pretrainDir)
+	root := filepath.Join(WorldModelDir(wc.Dir), pretrainDir)
 	resume, dir, err := latestWMState(root)
 	if err != nil {
 		return res, err
@@ -123,9 +151,11 @@ func (w *WorldModel) PretrainWorldModel(ctx context.Context, in PretrainWorldMod
 		var err error
 		state, stats, err = worldmodel.Pretrain(ctx, ds, cfg, resume, func(p worldmodel.PretrainProgress) {
 			if p.Step != resumedAt && saveErr == nil {
-				dir, saveErr = saveWMState(root, in.SpecHash, p.Snapshot())
+				if dir, saveErr = saveWMState(root, in.SpecHash, p.Snapshot()); saveErr == nil {
+					saveErr = wc.Publish(ctx)
+				}
 			}
-			report(pretrainProgress{Step: p.Step, Total: p.Total, Checkpoint: dir})
+			report(pretrainProgress{Step: p.Step, Total: p.Total, Checkpoint: wc.Ref(dir)})
 		})
 		return err
 	})
@@ -148,9 +178,12 @@ func (w *WorldModel) PretrainWorldModel(ctx context.Context, in PretrainWorldMod
 	if err := checkpoint.Prune(root, 2); err != nil {
 		return res, err
 	}
+	if err := wc.Publish(ctx); err != nil {
+		return res, err
+	}
 	f := stats.Final
 	res = PretrainWorldModelResult{
-		Checkpoint: dir, Steps: stats.Steps, ResumedFrom: stats.ResumedFrom,
+		Checkpoint: wc.Ref(dir), Steps: stats.Steps, ResumedFrom: stats.ResumedFrom,
 		TrainEpisodes: stats.TrainEpisodes, ValEpisodes: stats.ValEpisodes,
 	}
 	if !math.IsNaN(f.ValObsLoss) {

@@ -2,8 +2,9 @@ package workflows
 
 import (
 	"fmt"
-	"path/filepath"
 	"time"
+
+	"github.com/accerl/accerl/runstore"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
@@ -27,9 +28,11 @@ type ExperimentResult struct {
 	Report contract.ReportResult `json:"report"`
 }
 
-// RunDir is where run r of an experiment writes its files: <out>/<arm>/seed-<seed>.
+// RunDir is where run r of an experiment writes its files: <out>/<arm>/seed-<seed>, on a
+// filesystem or in an object store (runstore.JoinDir; for a path it is filepath.Join, as in
+// the histories recorded before object stores, so they replay unchanged).
 func RunDir(outDir string, r specs.Run) string {
-	return filepath.Join(outDir, r.Arm, fmt.Sprintf("seed-%d", r.Seed))
+	return runstore.JoinDir(outDir, r.Arm, fmt.Sprintf("seed-%d", r.Seed))
 }
 
 // Experiment runs every arm × seed of a spec as a child Run workflow, at most MaxParallel at

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -32,6 +33,11 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Exit(0)
+	}
+	if v := os.Getenv(s3ServerEnv); v != "" {
+		addr, dir, _ := strings.Cut(v, ",")
+		fmt.Fprintln(os.Stderr, "s3 server:", s3ServeMain(addr, dir))
+		os.Exit(1)
 	}
 	if os.Getenv(mainEnv) == "1" {
 		var args []string

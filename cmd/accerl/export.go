@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/accerl/accerl/activities"
 	"github.com/accerl/accerl/runstore"
 )
 
@@ -34,7 +35,13 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *format != exportParquet && *format != exportTensorBoard {
 		return fmt.Errorf("export: --format must be %q or %q, not %q", exportParquet, exportTensorBoard, *format)
 	}
-	root := fs.Arg(0)
+	// An experiment in an object store is exported in a local copy, then published.
+	wc, err := runstore.OpenWorkingCopy(ctx, fs.Arg(0), runstore.Only(activities.ReportInputs))
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	defer wc.Close()
+	root := wc.Dir
 	runs, err := findRunDirs(root)
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
@@ -60,6 +67,12 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			}
 			fmt.Fprintf(stdout, "%s (%d segments)\n", filepath.Join(dir, runstore.TensorBoardDir), n)
 		}
+	}
+	if err := wc.Publish(ctx); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	if wc.Remote() {
+		fmt.Fprintf(stdout, "Published to %s\n", fs.Arg(0))
 	}
 	return nil
 }

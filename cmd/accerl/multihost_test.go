@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3afero"
+	"github.com/spf13/afero"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -38,7 +44,15 @@ const (
 // mhHosts are the namespaces and their addresses.
 var mhHosts = []struct{ name, ip string }{
 	{"server", mhServer}, {"w1", mhSubnet + "2"}, {"w2", mhSubnet + "3"}, {"client", mhSubnet + "4"}, {"envs", mhEnvs},
+	{"store", mhStore},
 }
+
+// mhStore is the object store's host (an S3-compatible server, see s3ServeMain).
+const mhStore = mhSubnet + "6"
+
+// s3ServerEnv makes the test binary serve S3 (gofakes3 over a directory) instead of testing:
+// its value is "ADDR,DIR".
+const s3ServerEnv = "ACCERL_TEST_S3"
 
 // mhEnvs is the envserver host's address; the runs step their CartPoles there.
 const mhEnvs = mhSubnet + "5"
@@ -102,7 +116,7 @@ func TestMultiHost(t *testing.T) {
 	// The envserver host.
 	envAddr := mhEnvs + ":7000"
 	envLog := filepath.Join(root, "envserver.log")
-	envs := nsProcess(t, prefix+"envs", envLog, "envserver", "--listen", envAddr, "--insecure")
+	envs := nsProcess(t, prefix+"envs", envLog, nil, "envserver", "--listen", envAddr, "--insecure")
 	t.Cleanup(func() { _ = envs.Process.Kill(); _ = envs.Wait() })
 	waitFor(t, "the envserver to listen", time.Minute, func() bool {
 		b, _ := os.ReadFile(envLog)
@@ -110,10 +124,51 @@ func TestMultiHost(t *testing.T) {
 	}, envLog)
 	spec := writeSpec("multihost.hcl", envAddr)
 
-	shared := filepath.Join(root, "shared") // the hosts' common mount
+	// The same experiment twice: with the runs on a directory every host mounts, and in an
+	// S3-compatible object store on a host of its own, each worker keeping its own cache.
+	t.Run("shared-filesystem", func(t *testing.T) {
+		out := filepath.Join(root, "shared", "out") // the hosts' common mount
+		multiHostExperiment(t, prefix, filepath.Join(root, "fs"), spec, out, out, nil, filepath.Join(refDir, "out"))
+	})
+	t.Run("object-store", func(t *testing.T) {
+		dir := filepath.Join(root, "s3", "data") // the store host's disk
+		storeAddr := mhStore + ":9000"
+		storeLog := filepath.Join(root, "s3", "server.log")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		store := exec.Command("ip", "netns", "exec", prefix+"store", os.Args[0], "-test.run=^$")
+		store.Env = append(os.Environ(), s3ServerEnv+"="+storeAddr+","+dir)
+		startLogged(t, store, storeLog)
+		t.Cleanup(func() { _ = store.Process.Kill(); _ = store.Wait() })
+		waitFor(t, "the S3 server to listen", time.Minute, func() bool {
+			b, _ := os.ReadFile(storeLog)
+			return strings.Contains(string(b), "S3 on "+storeAddr)
+		}, storeLog)
+		url := "s3://exp/out?endpoint=http://" + storeAddr + "&region=us-east-1&use_path_style=true"
+		cache := filepath.Join(root, "s3")
+		multiHostExperiment(t, prefix, cache, spec, url, filepath.Join(dir, "buckets", "exp", "out"), func(host string) []string {
+			return []string{runstore.StoreCacheEnv + "=" + filepath.Join(cache, host+"-cache"),
+				"AWS_ACCESS_KEY_ID=accerl", "AWS_SECRET_ACCESS_KEY=accerl-secret"}
+		}, filepath.Join(refDir, "out"))
+	})
+}
+
+// multiHostExperiment runs spec on the multi-host network: a Temporal server, worker w1 alone,
+// then w2 joining and w1 SIGKILLed mid-segment, the client host waiting for the end. The runs
+// go to out (a path every host sees, or an object-store URL), whose files this host reads
+// under files; env gives each host's extra environment. It checks that both workers trained,
+// that w2 retried w1's segments from their checkpoints, and that every run ends as under ref.
+func multiHostExperiment(t *testing.T, prefix, root, spec, out, files string, env func(host string) []string, ref string) {
+	if env == nil {
+		env = func(string) []string { return nil }
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	addr := mhServer + ":" + mhPort
 	srvLog := filepath.Join(root, "server.log")
-	srv := nsProcess(t, prefix+"server", srvLog, "server", "--ip", mhServer, "--port", mhPort, "--insecure", "--no-ui",
+	srv := nsProcess(t, prefix+"server", srvLog, nil, "server", "--ip", mhServer, "--port", mhPort, "--insecure", "--no-ui",
 		"--state-dir", filepath.Join(root, "server-state"))
 	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
 	waitFor(t, "the server to listen", time.Minute, func() bool {
@@ -122,7 +177,7 @@ func TestMultiHost(t *testing.T) {
 	}, srvLog)
 	workers := map[string]*exec.Cmd{}
 	startWorker := func(w string) {
-		cmd := nsProcess(t, prefix+w, filepath.Join(root, w+".log"), "worker", "--temporal", addr, "--max-segments", "2")
+		cmd := nsProcess(t, prefix+w, filepath.Join(root, w+".log"), env(w), "worker", "--temporal", addr, "--max-segments", "2")
 		workers[w] = cmd
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	}
@@ -130,13 +185,12 @@ func TestMultiHost(t *testing.T) {
 	// want segments, it takes two at a time, and a finished one's slot refills at once); w2
 	// joins just before the kill and takes everything over.
 	startWorker("w1")
-	out := filepath.Join(shared, "out")
 	cliLog := filepath.Join(root, "client.log")
-	cli := nsProcess(t, prefix+"client", cliLog, "run", "--temporal", addr, "--no-worker", "--out", out, spec)
+	cli := nsProcess(t, prefix+"client", cliLog, env("client"), "run", "--temporal", addr, "--no-worker", "--out", out, spec)
 	done := waitClient(t, cli)
 
 	// Kill w1 once it has trained a while: when a run has a second checkpoint.
-	waitSecondCheckpoint(t, out, cliLog)
+	waitSecondCheckpoint(t, files, cliLog)
 	startWorker("w2")
 	waitFor(t, "w2 to join", time.Minute, func() bool {
 		b, _ := os.ReadFile(filepath.Join(root, "w2.log"))
@@ -191,7 +245,41 @@ func TestMultiHost(t *testing.T) {
 			ran, resumedOnW2, retriedOnW2)
 	}
 	// Every run ends where the one-host run ended.
-	sameFinalRuns(t, out, filepath.Join(refDir, "out"), 4)
+	sameFinalRuns(t, files, ref, 4)
+	// ... by resuming from checkpoints: in sync mode a restart from scratch would end with the
+	// same parameters, so the summaries must not say any segment found none.
+	for seed := 1; seed <= 4; seed++ {
+		var sum runstore.RunSummary
+		if err := runstore.ReadJSON(filepath.Join(files, "base", fmt.Sprintf("seed-%d", seed), runstore.SummaryFile), &sum); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range sum.Warnings {
+			if strings.Contains(w, "restarts the run") || strings.Contains(w, "are redone") {
+				t.Errorf("seed %d did not resume from its last checkpoint: %s", seed, w)
+			}
+		}
+	}
+}
+
+// s3ServeMain serves S3 on addr (gofakes3, object KEY of bucket "exp" as the file
+// dir/buckets/exp/KEY),
+// the multi-host test's object store, until killed.
+func s3ServeMain(addr, dir string) error {
+	backend, err := s3afero.MultiBucket(afero.NewBasePathFs(afero.NewOsFs(), dir))
+	if err != nil {
+		return err
+	}
+	if ok, _ := backend.BucketExists("exp"); !ok {
+		if err := backend.CreateBucket("exp"); err != nil {
+			return err
+		}
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("S3 on %s, objects under %s\n", addr, dir)
+	return http.Serve(l, gofakes3.New(backend).Server())
 }
 
 // waitClient waits for cli, an `accerl run` child, in the background and returns its exit; a
@@ -323,11 +411,11 @@ func mhNetwork(t *testing.T, prefix string) {
 }
 
 // nsProcess is accerlProcess inside network namespace ns.
-func nsProcess(t *testing.T, ns, logPath string, args ...string) *exec.Cmd {
+func nsProcess(t *testing.T, ns, logPath string, extraEnv []string, args ...string) *exec.Cmd {
 	t.Helper()
 	b, _ := json.Marshal(args)
 	cmd := exec.Command("ip", "netns", "exec", ns, os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), mainEnv+"=1", argsEnv+"="+string(b))
+	cmd.Env = append(append(os.Environ(), mainEnv+"=1", argsEnv+"="+string(b)), extraEnv...)
 	startLogged(t, cmd, logPath)
 	return cmd
 }

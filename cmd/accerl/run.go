@@ -28,7 +28,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	tf := addTemporalFlags(fs)
 	tf.ui = addUIFlags(fs)
 	vars := addVarFlag(fs)
-	out := fs.String("out", "", "experiment output directory, a path or a file:// URL (default runs/<experiment>/); workers on other hosts must see it at the same path (a shared filesystem: NFS, Lustre)")
+	out := fs.String("out", "", "experiment output directory (default runs/<experiment>/): a path or a file:// URL, which workers on other hosts must see at the same path (a shared filesystem: NFS, Lustre), or an S3-compatible object store, s3://BUCKET/PREFIX[?endpoint=http://HOST:PORT&use_path_style=true&region=R], with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY set on every worker (each works on a local copy under $ACCERL_STORE_CACHE, default ~/.cache/accerl/store)")
 	detach := fs.Bool("detach", false, "submit the experiment and return without waiting (needs a worker elsewhere, so use it with --temporal)")
 	noWorker := fs.Bool("no-worker", false, "do not run a worker in this process (use when 'accerl worker' processes serve the task queues). With --temporal no worker runs in this process either way: start 'accerl worker --temporal HOST:PORT' where the runs should train")
 	if err := parseFlags(fs, args); err != nil {
@@ -48,8 +48,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if outDir == "" {
 		outDir = filepath.Join("runs", exp.Name)
 	}
-	if outDir, err = filepath.Abs(outDir); err != nil {
-		return err
+	if !runstore.IsStoreURL(outDir) {
+		if outDir, err = filepath.Abs(outDir); err != nil {
+			return err
+		}
 	}
 	for {
 		err := runExperiment(ctx, tf, exp, outDir, runOptions{detach: *detach, noWorker: *noWorker}, stdout, stderr)
@@ -187,7 +189,7 @@ func startOrAttach(ctx context.Context, c client.Client, id string, in workflows
 		return attachment{}, err
 	}
 	if earlier == nil {
-		if err := checkOutDir(in.OutDir, &in.Experiment); err != nil {
+		if err := checkOutDir(ctx, in.OutDir, &in.Experiment); err != nil {
 			return attachment{}, err
 		}
 	}
@@ -241,9 +243,9 @@ func describeExperiment(ctx context.Context, c client.Client, id string) (*workf
 // checkOutDir refuses an output directory that holds the results of another spec, which
 // the experiment's first activity would refuse too, after its retries, as a failed
 // experiment.
-func checkOutDir(outDir string, exp *specs.Experiment) error {
+func checkOutDir(ctx context.Context, outDir string, exp *specs.Experiment) error {
 	var m runstore.ExperimentManifest
-	if err := runstore.ReadJSON(filepath.Join(outDir, runstore.ExperimentFile), &m); err != nil || m.SpecHash == exp.Hash {
+	if err := runstore.ReadStoreJSON(ctx, runstore.JoinDir(outDir, runstore.ExperimentFile), &m); err != nil || m.SpecHash == exp.Hash {
 		return nil // no results yet (or none readable: the activity reports that)
 	}
 	return fmt.Errorf("%s already holds the results of experiment %s (spec hash %.12s; this spec's is %.12s): give this one another --out, or remove that directory",
@@ -380,9 +382,10 @@ func wantsGPU(exp *specs.Experiment) bool {
 	return false
 }
 
-// storePath is the local directory of an --out value: a path as it is, or a file:// URL
-// (file:///shared/runs, or file://localhost/shared/runs) as its path. Other schemes are
-// refused with what accerl can store to.
+// storePath is the experiment directory of an --out value: a path as it is, a file:// URL
+// (file:///shared/runs, or file://localhost/shared/runs) as its path, or an object-store URL
+// (s3://bucket/prefix?endpoint=...) checked and kept (runstore.ParseStoreURL). Other schemes
+// are refused with what accerl can store to.
 func storePath(out string) (string, error) {
 	scheme, _, ok := strings.Cut(out, "://")
 	if !ok || strings.ContainsAny(scheme, "/\\") {
@@ -393,8 +396,14 @@ func storePath(out string) (string, error) {
 		return "", fmt.Errorf("--out %q: %v", out, err)
 	}
 	switch {
+	case u.Scheme == "s3":
+		d, err := runstore.ParseStoreURL(out)
+		if err != nil {
+			return "", fmt.Errorf("--out: %v", err)
+		}
+		return d, nil
 	case u.Scheme != "file":
-		return "", fmt.Errorf("--out %q: accerl stores runs on a filesystem: give a path, or file:///path on a filesystem every worker mounts at that path (NFS, Lustre); object stores (%s://) are not supported yet", out, u.Scheme)
+		return "", fmt.Errorf("--out %q: accerl stores runs on a filesystem (a path, or file:///path on a filesystem every worker mounts at that path: NFS, Lustre) or in an S3-compatible object store (s3://bucket/prefix), not in %s://", out, u.Scheme)
 	case u.Host != "" && u.Host != "localhost":
 		return "", fmt.Errorf("--out %q: a file:// URL names a path on this host (file:///shared/runs); mount %s's filesystem here instead", out, u.Host)
 	case u.Path == "" || u.RawQuery != "" || u.Fragment != "":

@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/accerl/accerl/activities"
 	"github.com/accerl/accerl/activities/telemetry"
 	"github.com/accerl/accerl/reports"
+	"github.com/accerl/accerl/runstore"
 
 	"github.com/accerl/accerl/worker"
 	"github.com/accerl/accerl/workflows"
@@ -31,11 +33,14 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stderr, "accerl report: --every must be a positive duration such as 30s, not %v\n", *every)
 		return exitCode(2)
 	}
-	rep, err := generateReport(fs.Arg(0))
+	rep, err := generateReport(ctx, fs.Arg(0))
 	if err != nil {
 		return err
 	}
 	printPartial(stdout, rep)
+	if runstore.IsStoreURL(fs.Arg(0)) {
+		fmt.Fprintf(stdout, "Published to %s; the local copy is:\n", fs.Arg(0))
+	}
 	fmt.Fprintf(stdout, "Report: %s\nResults: %s\n", rep.Markdown, rep.ResultsJSON)
 	for _, f := range rep.Figures {
 		fmt.Fprintf(stdout, "Figure: %s\n", f)
@@ -53,7 +58,7 @@ func watchReport(ctx context.Context, dir string, every time.Duration, stdout, s
 	fmt.Fprintf(stdout, "Regenerating the report every %v; Ctrl-C to stop.\n", every)
 	poll(ctx, every, func() bool {
 		now := time.Now().Format(time.TimeOnly)
-		rep, err := generateReport(dir)
+		rep, err := generateReport(ctx, dir)
 		switch {
 		case err != nil:
 			fmt.Fprintf(stderr, "%s report not regenerated: %v\n", now, err)
@@ -175,9 +180,21 @@ func printPartial(w io.Writer, rep *reports.Report) {
 	}
 }
 
-func generateReport(dir string) (*reports.Report, error) {
-	if _, err := os.Stat(filepath.Join(dir, "experiment.json")); err != nil {
+// generateReport regenerates the report of dir, an experiment directory or object-store URL.
+// For a URL it works on a local copy of what the report reads (activities.ReportInputs),
+// whose paths it returns, and publishes the report to the store.
+func generateReport(ctx context.Context, dir string) (*reports.Report, error) {
+	wc, err := runstore.OpenWorkingCopy(ctx, dir, runstore.Only(activities.ReportInputs))
+	if err != nil {
+		return nil, err
+	}
+	defer wc.Close()
+	if _, err := os.Stat(filepath.Join(wc.Dir, runstore.ExperimentFile)); err != nil {
 		return nil, fmt.Errorf("%s is not an experiment directory (no experiment.json): give the --out directory of 'accerl run', e.g. runs/quickstart", dir)
 	}
-	return reports.Generate(dir, reports.Options{})
+	rep, err := reports.Generate(wc.Dir, reports.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return rep, wc.Publish(ctx)
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -143,7 +142,7 @@ func listExperiments(ctx context.Context, c client.Client) ([]experimentStatus, 
 // that file belongs to another experiment, none and why.
 func listRuns(ctx context.Context, c client.Client, e experimentStatus) ([]runStatus, string) {
 	var man runstore.ExperimentManifest
-	if e.OutDir == "" || runstore.ReadJSON(filepath.Join(e.OutDir, "experiment.json"), &man) != nil {
+	if e.OutDir == "" || runstore.ReadStoreJSON(ctx, runstore.JoinDir(e.OutDir, runstore.ExperimentFile), &man) != nil {
 		return nil, ""
 	}
 	if other := workflows.ExperimentID(man.Name, man.SpecHash); other != e.ID {
@@ -154,13 +153,13 @@ func listRuns(ctx context.Context, c client.Client, e experimentStatus) ([]runSt
 		for _, seed := range man.Seeds {
 			id := fmt.Sprintf("%s/seed-%d", arm, seed)
 			rs := runStatus{ID: id, State: workflows.StatusPending}
-			dir := filepath.Join(e.OutDir, arm, fmt.Sprintf("seed-%d", seed))
+			dir := runstore.JoinDir(e.OutDir, arm, fmt.Sprintf("seed-%d", seed))
 			var man runstore.RunManifest
-			if err := runstore.ReadJSON(filepath.Join(dir, "manifest.json"), &man); err == nil {
+			if err := runstore.ReadStoreJSON(ctx, runstore.JoinDir(dir, runstore.RunFile), &man); err == nil {
 				rs.Manifest = &man
 			}
 			var sum runstore.RunSummary
-			if err := runstore.ReadJSON(filepath.Join(dir, "summary.json"), &sum); err == nil {
+			if err := runstore.ReadStoreJSON(ctx, runstore.JoinDir(dir, runstore.SummaryFile), &sum); err == nil {
 				rs.Summary = &sum
 				rs.State = sum.Status
 				if !sum.Updated.IsZero() {
