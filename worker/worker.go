@@ -10,8 +10,10 @@ import (
 
 // Options tune a worker.
 type Options struct {
-	// MaxConcurrentSegments bounds how many training segments this worker runs at once
-	// (0 = 4). Each segment runs its own rollout workers, inference service and trainer.
+	// MaxConcurrentSegments bounds how many activities this worker runs at once (0 = 4):
+	// training segments, pretraining, and the short bookkeeping ones (a run's summary, the
+	// report), which wait for a free slot like the rest. Each segment runs its own rollout
+	// workers, inference service and trainer.
 	MaxConcurrentSegments int
 }
 
@@ -23,7 +25,9 @@ func New(c client.Client, queue string, opts Options) sdkworker.Worker {
 		n = 4
 	}
 	w := sdkworker.New(c, queue, sdkworker.Options{
-		MaxConcurrentActivityExecutionSize: n + 2, // segments plus the small bookkeeping activities
+		// Every activity counts: a slot reserved for bookkeeping would be taken by a segment
+		// as soon as one is queued, and the bound would not hold.
+		MaxConcurrentActivityExecutionSize: n,
 	})
 	w.RegisterWorkflow(workflows.Experiment)
 	w.RegisterWorkflow(workflows.Run)

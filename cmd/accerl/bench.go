@@ -79,6 +79,9 @@ func benchThroughput(ctx context.Context, args []string, stdout, stderr io.Write
 	remote := fs.String("remote", "", "N, or comma-separated host:port of `accerl envserver`s. N starts N envservers on this host and compares the same environments (--env) in process and behind them over dm_env_rpc, once per --compression: steps/s, bytes per step, step round trips. Addresses step the CartPoles on those servers instead of in process (environment i on server i mod N); the --latency flags then do not apply, the servers' own speed and the network's round trips do")
 	remoteEnv := fs.String("env", "cartpole", "with --remote N: the environments, cartpole or tabletop (spatial suite, both cameras' 32×32 images in every step)")
 	compress := fs.String("compression", "none,gzip", "with --remote N: comma-separated wire compressions to measure, of none and gzip (level 1)")
+	netns := fs.Bool("netns", false, "with --remote N: start each envserver in a Linux network namespace of its own and measure from another, joined by veth pairs to a bridge (addresses "+benchNetSubnet+"0/24 exist only inside them), so that steps cross a real network stack instead of loopback; needs root and iproute2")
+	serversAt := fs.String("servers-at", "", "with --remote N: comma-separated host:port of N running envservers to measure against instead of starting them (what --netns passes to the measurement it runs in its namespace)")
+	network := fs.String("network", "", "with --servers-at: where those envservers are, for the output and the JSON's network field (loopback or netns)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -94,7 +97,15 @@ func benchThroughput(ctx context.Context, args []string, stdout, stderr io.Write
 			}
 			comps = append(comps, c)
 		}
-		return benchRemote(ctx, n, *remoteEnv, comps, *rounds, *phase, *jsonOut, stdout)
+		o := remoteBenchOptions{Servers: n, Env: *remoteEnv, Compressions: comps, Rounds: *rounds, Phase: *phase, JSON: *jsonOut,
+			NetNS: *netns, Network: *network}
+		if *serversAt != "" {
+			o.ServersAt = strings.Split(*serversAt, ",")
+			if len(o.ServersAt) != n {
+				return fmt.Errorf("bench throughput: --servers-at names %d envservers, --remote %d", len(o.ServersAt), n)
+			}
+		}
+		return benchRemote(ctx, o, stdout)
 	}
 	cfg := def
 	c := &cfg.Config

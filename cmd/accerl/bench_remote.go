@@ -2,13 +2,16 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -77,21 +80,32 @@ type remoteVariant struct {
 
 // remoteBenchResult is `bench throughput --remote N --json`'s file.
 type remoteBenchResult struct {
-	Env      string          `json:"env"`
-	Servers  int             `json:"servers"`
+	Env     string `json:"env"`
+	Servers int    `json:"servers"`
+	// Network is where the envservers ran: "loopback" (this host's loopback) or "netns"
+	// (network namespaces joined by veth pairs to a bridge).
+	Network  string          `json:"network"`
 	Envs     int             `json:"envs"`
 	Variants []remoteVariant `json:"variants"`
 	WallS    float64         `json:"wall_s"`
 }
 
-// envServerCommand makes the command that runs `accerl envserver ARGS`: this binary again
-// (tests run their own binary as accerl instead).
-var envServerCommand = func(args ...string) (*exec.Cmd, error) {
+// accerlCommand makes the command that runs `accerl ARGS`: this binary again (tests run their
+// own binary as accerl instead).
+var accerlCommand = func(args ...string) (*exec.Cmd, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	return exec.Command(exe, append([]string{"envserver"}, args...)...), nil
+	return exec.Command(exe, args...), nil
+}
+
+// inNamespace is cmd run inside the network namespace ns (`ip netns exec`), with cmd's
+// environment.
+func inNamespace(cmd *exec.Cmd, ns string) *exec.Cmd {
+	c := exec.Command("ip", append([]string{"netns", "exec", ns, cmd.Path}, cmd.Args[1:]...)...)
+	c.Env = cmd.Env
+	return c
 }
 
 // servingAddr finds the address in envserver's first line ("… on 127.0.0.1:40123. Ctrl-C …").
@@ -100,6 +114,14 @@ var servingAddr = regexp.MustCompile(` on (\S+:\d+)\. Ctrl-C`)
 // startEnvServers starts n envservers on free loopback ports and returns their addresses and
 // a function that stops them.
 func startEnvServers(n int) ([]string, func(), error) {
+	return startEnvServersWith(n, func(int) (*exec.Cmd, error) {
+		return accerlCommand("envserver", "--listen", "127.0.0.1:0")
+	})
+}
+
+// startEnvServersWith starts the n envservers that command(i) makes, and returns the addresses
+// they say they listen on and a function that stops them.
+func startEnvServersWith(n int, command func(i int) (*exec.Cmd, error)) ([]string, func(), error) {
 	var cmds []*exec.Cmd
 	stop := func() {
 		for _, c := range cmds {
@@ -108,8 +130,8 @@ func startEnvServers(n int) ([]string, func(), error) {
 		}
 	}
 	var addrs []string
-	for range n {
-		cmd, err := envServerCommand("--listen", "127.0.0.1:0")
+	for i := range n {
+		cmd, err := command(i)
 		if err != nil {
 			stop()
 			return nil, nil, err
@@ -150,8 +172,102 @@ func startEnvServers(n int) ([]string, func(), error) {
 	return addrs, stop, nil
 }
 
+// remoteBenchOptions are the flags of `bench throughput --remote N`.
+type remoteBenchOptions struct {
+	Servers      int
+	Env          string
+	Compressions []string
+	Rounds       int
+	Phase        time.Duration
+	JSON         string
+	// NetNS puts the envservers and the measurement in network namespaces of their own
+	// (netLab), so that every step crosses veth pairs and a bridge instead of loopback.
+	NetNS bool
+	// ServersAt are running envservers to measure against instead of starting Servers of
+	// them, and Network says where they are (what NetNS passes to the measurement it runs
+	// inside its namespace).
+	ServersAt []string
+	Network   string
+}
+
+// Networks of remoteBenchResult.
+const (
+	networkLoopback = "loopback"
+	networkNetNS    = "netns"
+)
+
+// benchNetSubnet is the /24 of the namespaces of `bench throughput --remote N --netns`; it
+// exists only inside them.
+const benchNetSubnet = "10.78.0."
+
+// benchRemoteNetns starts o.Servers envservers, each in a network namespace of its own, and
+// runs the measurement in another namespace of the same lab against them.
+func benchRemoteNetns(ctx context.Context, o remoteBenchOptions, stdout io.Writer) error {
+	if err := canNetLab(); err != nil {
+		return fmt.Errorf("bench throughput --netns: %v; run as root, or drop --netns to measure over loopback", err)
+	}
+	prefix := fmt.Sprintf("accerlb%d-", os.Getpid()%100000)
+	hosts := []netHost{{Name: "bench", IP: benchNetSubnet + "1"}}
+	for i := range o.Servers {
+		hosts = append(hosts, netHost{Name: fmt.Sprintf("env%d", i), IP: fmt.Sprintf("%s%d", benchNetSubnet, i+2)})
+	}
+	lab, err := newNetLab(prefix, hosts)
+	if err != nil {
+		return fmt.Errorf("bench throughput --netns: %w", err)
+	}
+	defer lab.Close()
+	addrs, stop, err := startEnvServersWith(o.Servers, func(i int) (*exec.Cmd, error) {
+		h := hosts[i+1]
+		c, err := accerlCommand("envserver", "--listen", h.IP+":7000", "--insecure")
+		if err != nil {
+			return nil, err
+		}
+		return inNamespace(c, prefix+h.Name), nil
+	})
+	if err != nil {
+		return fmt.Errorf("bench throughput --netns: %w", err)
+	}
+	defer stop()
+	args := []string{"bench", "throughput", "--remote", strconv.Itoa(o.Servers), "--servers-at", strings.Join(addrs, ","),
+		"--network", networkNetNS, "--env", o.Env, "--compression", strings.Join(o.Compressions, ","),
+		"--rounds", strconv.Itoa(o.Rounds), "--phase", o.Phase.String()}
+	if o.JSON != "" {
+		abs, err := filepath.Abs(o.JSON)
+		if err != nil {
+			return err
+		}
+		args = append(args, "--json", abs)
+	}
+	c, err := accerlCommand(args...)
+	if err != nil {
+		return err
+	}
+	c = inNamespace(c, prefix+"bench")
+	c.Stdout, c.Stderr = stdout, os.Stderr
+	if err := c.Start(); err != nil {
+		return fmt.Errorf("bench throughput --netns: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("bench throughput --netns: the measurement in namespace %sbench: %w", prefix, err)
+		}
+		return nil
+	case <-ctx.Done():
+		_ = c.Process.Kill()
+		<-done
+		return ctx.Err()
+	}
+}
+
 // benchRemote runs the comparison for `bench throughput --remote N`.
-func benchRemote(ctx context.Context, servers int, envName string, compressions []string, rounds int, phase time.Duration, jsonOut string, stdout io.Writer) error {
+func benchRemote(ctx context.Context, o remoteBenchOptions, stdout io.Writer) error {
+	if o.NetNS {
+		return benchRemoteNetns(ctx, o, stdout)
+	}
+	servers, envName, compressions, rounds, phase, jsonOut := o.Servers, o.Env, o.Compressions, o.Rounds, o.Phase, o.JSON
 	block, ok := remoteBenchEnvs[envName]
 	if !ok {
 		return fmt.Errorf("bench throughput: --env %q: choose cartpole or tabletop (spatial, pixels 32×32, both cameras)", envName)
@@ -161,18 +277,26 @@ func benchRemote(ctx context.Context, servers int, envName string, compressions 
 		return fmt.Errorf("bench throughput: the remote workload's spec: %s", diags.Error())
 	}
 	c := exp.Arms[0].Config
-	addrs, stop, err := startEnvServers(servers)
-	if err != nil {
-		return fmt.Errorf("bench throughput --remote: %w", err)
+	addrs, network := o.ServersAt, cmp.Or(o.Network, networkLoopback)
+	if len(addrs) == 0 {
+		var stop func()
+		var err error
+		if addrs, stop, err = startEnvServers(servers); err != nil {
+			return fmt.Errorf("bench throughput --remote: %w", err)
+		}
+		defer stop()
 	}
-	defer stop()
-	res := remoteBenchResult{Env: envName, Servers: servers, Envs: c.Pipeline.Workers * c.Pipeline.EnvsPerWorker}
+	res := remoteBenchResult{Env: envName, Servers: len(addrs), Envs: c.Pipeline.Workers * c.Pipeline.EnvsPerWorker, Network: network}
 	start := time.Now()
-	fmt.Fprintf(stdout, "Workload: %s, %d envs (%d workers × %d), MLP policy, no simulated latency; %d envserver(s) on this host: %s\n",
-		envName, res.Envs, c.Pipeline.Workers, c.Pipeline.EnvsPerWorker, servers, strings.Join(addrs, ", "))
+	where := "on this host over loopback"
+	if network == networkNetNS {
+		where = "each in a network namespace of its own, the measurement in another (veth pairs and a bridge)"
+	}
+	fmt.Fprintf(stdout, "Workload: %s, %d envs (%d workers × %d), MLP policy, no simulated latency; %d envserver(s) %s: %s\n",
+		envName, res.Envs, c.Pipeline.Workers, c.Pipeline.EnvsPerWorker, len(addrs), where, strings.Join(addrs, ", "))
 	variants := []remoteVariant{{Name: "in-process"}}
 	for _, comp := range compressions {
-		variants = append(variants, remoteVariant{Name: "remote/" + comp, Servers: servers, Compression: comp})
+		variants = append(variants, remoteVariant{Name: "remote/" + comp, Servers: len(addrs), Compression: comp})
 	}
 	for i := range variants {
 		v := &variants[i]

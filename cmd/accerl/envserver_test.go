@@ -179,10 +179,10 @@ func TestBenchThroughputRemoteServers(t *testing.T) {
 // useTestEnvServers makes the benchmarks start their envservers as this test binary running
 // accerl's main, until the test ends.
 func useTestEnvServers(t *testing.T) {
-	old := envServerCommand
-	t.Cleanup(func() { envServerCommand = old })
-	envServerCommand = func(args ...string) (*exec.Cmd, error) {
-		b, _ := json.Marshal(append([]string{"envserver"}, args...))
+	old := accerlCommand
+	t.Cleanup(func() { accerlCommand = old })
+	accerlCommand = func(args ...string) (*exec.Cmd, error) {
+		b, _ := json.Marshal(args)
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), mainEnv+"=1", argsEnv+"="+string(b))
 		return cmd, nil

@@ -69,22 +69,46 @@ type segmentAttempt struct {
 	Identity string    `json:"identity"` // the worker's, pid@host
 	Time     time.Time `json:"time"`
 	Failed   string    `json:"failed,omitempty"` // the attempt's failure: a timeout after the kill
+	// End is when the attempt completed (zero if it did not: Temporal records only the last
+	// attempt of an activity, so a killed attempt shows as the next one's Failed).
+	End time.Time `json:"end,omitzero"`
+}
+
+// maxOverlap is the largest number of the completed attempts on host (by hostOf) that ran
+// at the same moment.
+func maxOverlap(tl []segmentAttempt, host string, hostOf func(string) string) int {
+	type edge struct {
+		at    time.Time
+		delta int
+	}
+	var edges []edge
+	for _, a := range tl {
+		if hostOf(a.Identity) == host && !a.End.IsZero() {
+			edges = append(edges, edge{a.Time, 1}, edge{a.End, -1})
+		}
+	}
+	// Ends sort before starts at the same instant: a slot freed and refilled is not two.
+	slices.SortFunc(edges, func(a, b edge) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return a.delta - b.delta
+	})
+	n, top := 0, 0
+	for _, e := range edges {
+		n += e.delta
+		top = max(top, n)
+	}
+	return top
 }
 
 func TestMultiHost(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Temporal server and three accerl processes")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("network namespaces need root (CI runs as root)")
+	if err := canNetLab(); err != nil {
+		t.Skipf("%v (CI runs as root, with iproute2)", err)
 	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("no ip command (Debian's iproute2)")
-	}
-	if out, err := exec.Command("ip", "netns", "add", "accerl-probe").CombinedOutput(); err != nil {
-		t.Skipf("cannot create network namespaces here: %v: %s", err, out)
-	}
-	_ = exec.Command("ip", "netns", "del", "accerl-probe").Run()
 	prefix := fmt.Sprintf("accerl%d-", os.Getpid()%100000)
 	mhNetwork(t, prefix)
 
@@ -183,7 +207,8 @@ func multiHostExperiment(t *testing.T, prefix, root, spec, out, files string, en
 	}
 	// w1 trains alone at first, so that it holds two segments when it is killed (four runs
 	// want segments, it takes two at a time, and a finished one's slot refills at once); w2
-	// joins just before the kill and takes everything over.
+	// joins just before the kill and takes everything over. No more than two at a time may
+	// run on w1 (checked below from the timeline).
 	startWorker("w1")
 	cliLog := filepath.Join(root, "client.log")
 	cli := nsProcess(t, prefix+"client", cliLog, env("client"), "run", "--temporal", addr, "--no-worker", "--out", out, spec)
@@ -243,6 +268,9 @@ func multiHostExperiment(t *testing.T, prefix, root, spec, out, files string, en
 	if ran["w1"] == 0 || ran["w2"] == 0 || resumedOnW2 == 0 || retriedOnW2 == 0 {
 		t.Errorf("segments by worker %v, %d on w2 after the kill, %d of them retries of w1's: want both workers to train and w2 to take over the segments w1 was training",
 			ran, resumedOnW2, retriedOnW2)
+	}
+	if n := maxOverlap(tl, "w1", hostOf); n > 2 {
+		t.Errorf("w1, started with --max-segments 2, ran %d segments at once", n)
 	}
 	// Every run ends where the one-host run ended.
 	sameFinalRuns(t, files, ref, 4)
@@ -376,38 +404,19 @@ experiment "multihost" {
 }
 `
 
-// mhNetwork creates the namespaces of mhHosts (named prefix+name) and a hub namespace with a
-// bridge, each host joined to it by a veth pair; the test's cleanup deletes them all.
+// mhNetwork creates the namespaces of mhHosts (named prefix+name) joined by a bridge
+// (netLab); the test's cleanup deletes them all.
 func mhNetwork(t *testing.T, prefix string) {
 	t.Helper()
-	ip := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
-		}
-	}
-	hub := prefix + "hub"
-	names := []string{hub}
-	t.Cleanup(func() {
-		for _, n := range names {
-			_ = exec.Command("ip", "netns", "del", n).Run()
-		}
-	})
-	ip("netns", "add", hub)
-	ip("-n", hub, "link", "add", "br0", "type", "bridge")
-	ip("-n", hub, "link", "set", "br0", "up")
+	hosts := make([]netHost, len(mhHosts))
 	for i, h := range mhHosts {
-		ns := prefix + h.name
-		names = append(names, ns)
-		ip("netns", "add", ns)
-		ip("-n", ns, "link", "set", "lo", "up")
-		host, side := fmt.Sprintf("eth%d", i), fmt.Sprintf("v%d", i)
-		ip("-n", ns, "link", "add", host, "type", "veth", "peer", "name", side, "netns", hub)
-		ip("-n", ns, "addr", "add", h.ip+"/24", "dev", host)
-		ip("-n", ns, "link", "set", host, "up")
-		ip("-n", hub, "link", "set", side, "master", "br0")
-		ip("-n", hub, "link", "set", side, "up")
+		hosts[i] = netHost{Name: h.name, IP: h.ip}
 	}
+	lab, err := newNetLab(prefix, hosts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(lab.Close)
 }
 
 // nsProcess is accerlProcess inside network namespace ns.
@@ -490,6 +499,7 @@ func timelineMain(addr string) error {
 			}
 			hist := c.GetWorkflowHistory(ctx, id, ex.GetExecution().GetRunId(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 			scheduled := map[int64]bool{}
+			started := map[int64]int{} // started event id -> index in out
 			for hist.HasNext() {
 				ev, err := hist.Next()
 				if err != nil {
@@ -500,9 +510,14 @@ func timelineMain(addr string) error {
 					if ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName() == contract.ActivityTrainSegment {
 						scheduled[ev.GetEventId()] = true
 					}
+				case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+					if i, ok := started[ev.GetActivityTaskCompletedEventAttributes().GetStartedEventId()]; ok {
+						out[i].End = ev.GetEventTime().AsTime()
+					}
 				case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
 					a := ev.GetActivityTaskStartedEventAttributes()
 					if scheduled[a.GetScheduledEventId()] {
+						started[ev.GetEventId()] = len(out)
 						out = append(out, segmentAttempt{Run: run, Attempt: a.GetAttempt(), Identity: a.GetIdentity(), Time: ev.GetEventTime().AsTime()})
 						if f := a.GetLastFailure(); f != nil && a.GetAttempt() > 1 {
 							out[len(out)-1].Failed = "retry after: " + f.GetMessage()

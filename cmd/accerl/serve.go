@@ -75,7 +75,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlagSet("worker", "worker --temporal HOST:PORT [flags]   — run accerl's workflows and activities for an existing Temporal server", stderr)
 	tf := addTemporalFlags(fs)
 	queue := fs.String("queue", workflows.TaskQueueCPU, "task queue to serve: cpu (workflows and every activity) or gpu (the training segments of runs whose spec has resources { gpu = 1 }; run it on a GPU host)")
-	segments := fs.Int("max-segments", 4, "training segments this worker runs at once")
+	segments := fs.Int("max-segments", 4, "activities this worker runs at once: training segments and pretraining (the short bookkeeping activities take a slot too, while they run)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
