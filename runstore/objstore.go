@@ -512,3 +512,30 @@ func ReadStoreJSON(ctx context.Context, file string, v any) error {
 	}
 	return nil
 }
+
+// CheckStore opens the object store of dir and lists its prefix, so that `accerl run` can say
+// before it starts anything that the store cannot be reached or the credentials are refused.
+// A local directory passes.
+func CheckStore(ctx context.Context, dir string) error {
+	if !IsStoreURL(dir) {
+		return nil
+	}
+	canon, err := ParseStoreURL(dir)
+	if err != nil {
+		return err
+	}
+	u, _ := url.Parse(canon)
+	bucketURL := *u
+	bucketURL.Path = ""
+	b, err := blob.OpenBucket(ctx, bucketURL.String())
+	if err != nil {
+		return fmt.Errorf("open object store %s: %w", canon, err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, _, err := b.ListPage(ctx, blob.FirstPageToken, 1, &blob.ListOptions{Prefix: strings.TrimPrefix(u.Path, "/") + "/"}); err != nil {
+		return fmt.Errorf("cannot list %s: %v; check the bucket, the endpoint and the credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) on this host and on every worker", canon, err)
+	}
+	return nil
+}

@@ -96,6 +96,28 @@ func TestRunInObjectStore(t *testing.T) {
 	}
 }
 
+// TestRunOutUnreachableStore: a store that cannot be listed stops `accerl run` before it starts
+// a server, with what to check.
+func TestRunOutUnreachableStore(t *testing.T) {
+	srv := httptest.NewServer(gofakes3.New(s3mem.New()).Server()) // no bucket "exp"
+	defer srv.Close()
+	t.Setenv("AWS_ACCESS_KEY_ID", "accerl")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "accerl-secret")
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "tiny.hcl")
+	if err := os.WriteFile(spec, []byte(tinySpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := "s3://exp/runs/tiny?" + url.Values{"endpoint": {srv.URL}, "use_path_style": {"true"}, "region": {"us-east-1"}}.Encode()
+	_, _, err := runCLI(t, "run", "--state-dir", filepath.Join(dir, "state"), "--no-ui", "--out", out, spec)
+	if err == nil || !strings.Contains(err.Error(), "cannot list") || !strings.Contains(err.Error(), "credentials") {
+		t.Fatalf("accerl run --out on a missing bucket: %v, want a 'cannot list' error naming what to check", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "state")); err == nil {
+		t.Error("accerl run started a server before refusing the store")
+	}
+}
+
 func TestRunOutURLErrors(t *testing.T) {
 	for out, want := range map[string]string{
 		"s3://exp":          "whole bucket",

@@ -52,6 +52,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if outDir, err = filepath.Abs(outDir); err != nil {
 			return err
 		}
+	} else if err := runstore.CheckStore(ctx, outDir); err != nil {
+		return fmt.Errorf("--out: %w", err)
 	}
 	for {
 		err := runExperiment(ctx, tf, exp, outDir, runOptions{detach: *detach, noWorker: *noWorker}, stdout, stderr)
