@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -74,7 +75,7 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 	}
 	// The segment works on a local copy of the run's directory (the directory itself, unless
 	// the run is in an object store); references it reports name the store's files.
-	wc, err := runstore.OpenWorkingCopy(ctx, in.RunDir)
+	wc, err := runstore.OpenWorkingCopy(ctx, in.RunDir, runstore.Only(segmentFiles))
 	if err != nil {
 		return res, err
 	}
@@ -253,6 +254,12 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 	// Publish before reporting: the workflow records this checkpoint only once it is in the
 	// store, where a retry on any host finds it.
 	return res, wc.Publish(ctx)
+}
+
+// segmentFiles reports whether a segment needs the file rel of its run directory in its
+// working copy: everything but the world model's offline dataset, which only pretraining reads.
+func segmentFiles(rel string) bool {
+	return !strings.HasPrefix(rel, worldModelDir+"/"+datasetDir+"/")
 }
 
 // FinishRun marks the run's summary.json with its final status (completed, stopped or failed)

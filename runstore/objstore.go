@@ -120,11 +120,23 @@ type WorkingCopy struct {
 	record  map[string]storeObject
 }
 
-// storeObject is what the working copy knows of one object of the store.
+// storeObject is what the working copy knows of one object of the store, and of the local
+// file it was synced with: that file's size and modification time when it was downloaded or
+// uploaded, so that an unchanged file is not hashed again.
 type storeObject struct {
-	Size    int64     `json:"size"`
-	ModTime time.Time `json:"mod_time"`
-	SHA256  string    `json:"sha256"`
+	Size       int64     `json:"size"`
+	ModTime    time.Time `json:"mod_time"`
+	SHA256     string    `json:"sha256"`
+	LocalMTime time.Time `json:"local_mtime"`
+}
+
+// localMTime is the modification time of the file at p (zero when it cannot be read).
+func localMTime(p string) time.Time {
+	st, err := os.Stat(p)
+	if err != nil {
+		return time.Time{}
+	}
+	return st.ModTime()
 }
 
 // CopyOption changes what OpenWorkingCopy copies.
@@ -259,6 +271,7 @@ func (w *WorkingCopy) Publish(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("publish %s: %w", JoinDir(w.url, rel), err)
 		}
+		obj.LocalMTime = localMTime(filepath.Join(w.Dir, filepath.FromSlash(rel)))
 		w.record[rel] = obj
 	}
 	for rel := range w.record {
@@ -365,7 +378,7 @@ func (w *WorkingCopy) pull(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("download %s: %w", rel, err)
 		}
-		w.record[rel] = storeObject{Size: obj.Size, ModTime: obj.ModTime, SHA256: got}
+		w.record[rel] = storeObject{Size: obj.Size, ModTime: obj.ModTime, SHA256: got, LocalMTime: localMTime(local)}
 	}
 	local, err := w.localFiles()
 	if err != nil {
@@ -438,6 +451,15 @@ func (w *WorkingCopy) localFiles() (map[string]string, error) {
 		}
 		if d.IsDir() || !d.Type().IsRegular() || !w.include(rel) {
 			return nil
+		}
+		// Files are only ever replaced whole (WriteFileAtomic, checkpoint directories renamed
+		// into place), which gives them a new modification time: one whose size and time are
+		// those recorded at the last sync still holds the recorded bytes.
+		if rec, ok := w.record[rel]; ok && !rec.LocalMTime.IsZero() {
+			if info, err := d.Info(); err == nil && info.Size() == rec.Size && info.ModTime().Equal(rec.LocalMTime) {
+				files[rel] = rec.SHA256
+				return nil
+			}
 		}
 		sum, err := FileSHA256(p)
 		if err != nil {
