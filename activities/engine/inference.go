@@ -24,6 +24,15 @@ type Policy interface {
 	SetParams(p []float64)
 }
 
+// RowSampler is a Policy that can act on a batch whose row i samples with rngs[i] alone and
+// comes out bit for bit as it would in a batch of any other size (vla.Policy: a transformer
+// whose one-row calls would otherwise cost nearly what a batch costs). With it, a
+// PerRequestRNG service evaluates each batch in one call instead of one row at a time.
+type RowSampler interface {
+	Policy
+	ActActionsRows(obs []float64, n int, rngs []*rand.Rand, a kernels.Actions, logp, values []float64)
+}
+
 // FrameReader is a Policy that also reads each observation's frame (a pixel policy over an
 // environment with frames, FrameEnv). Before every ActActions call the service passes the
 // frames of the batch's observations, frames[i] for row i; they stay valid during that call
@@ -85,9 +94,10 @@ type InferenceConfig struct {
 	// ablations; 0 = act with the newest weights).
 	Lag int
 	// PerRequestRNG samples every request's action with the request's own
-	// RNG, one row at a time, so that results do not depend on how requests
-	// were grouped into batches (sync mode determinism). Otherwise a batch is
-	// evaluated in one call with the service's RNG.
+	// RNG, so that results do not depend on how requests were grouped into
+	// batches (sync mode determinism): in one call per batch for a
+	// RowSampler, else one row at a time. Otherwise a batch is evaluated in
+	// one call with the service's RNG.
 	PerRequestRNG bool
 	// Clock is the time source; nil means RealClock.
 	Clock Clock
@@ -256,7 +266,8 @@ type InferenceService struct {
 	onBatch  func(BatchRecord)
 	loaded   int64 // version currently loaded into policy, -1 = none
 	obsBuf   []float64
-	frames   [][]byte // the batch's frames, for a FrameReader policy
+	frames   [][]byte     // the batch's frames, for a FrameReader policy
+	rngs     []*rand.Rand // the batch's request generators, for a RowSampler
 	tokBuf   []int
 	realBuf  []float64
 	logpBuf  []float64
@@ -517,6 +528,29 @@ func (s *InferenceService) discardQueued() {
 	}
 }
 
+// actBatch runs one policy call over the whole batch (actRows fills the actions and
+// log-probabilities it is given, and s.valueBuf), after passing the batch's frames to a
+// FrameReader, and copies each row's results into its request.
+func (s *InferenceService) actBatch(batch []*Request, actRows func(act kernels.Actions, logp []float64), fr FrameReader, reads bool) {
+	n, a := len(batch), s.cfg.Action
+	if reads {
+		s.frames = s.frames[:0]
+		for _, r := range batch {
+			s.frames = append(s.frames, r.Frame)
+		}
+		fr.SetFrames(s.frames)
+	}
+	act := kernels.Actions{Tokens: s.tokBuf[:n*a.Tokens], Continuous: s.realBuf[:n*a.Reals]}
+	actRows(act, s.logpBuf[:n*a.LogProbs])
+	s.policy.EnvActions(act, n, s.envBuf[:n*a.Env])
+	for i, r := range batch {
+		copy(r.Tokens, s.tokBuf[i*a.Tokens:(i+1)*a.Tokens])
+		copy(r.Reals, s.realBuf[i*a.Reals:(i+1)*a.Reals])
+		copy(r.LogProbs, s.logpBuf[i*a.LogProbs:(i+1)*a.LogProbs])
+		copy(r.EnvAction, s.envBuf[i*a.Env:(i+1)*a.Env])
+	}
+}
+
 // runBatch evaluates batch with the acting weights and replies to each
 // request exactly once.
 func (s *InferenceService) runBatch(batch []*Request, waiting int, start time.Time) {
@@ -532,9 +566,17 @@ func (s *InferenceService) runBatch(batch []*Request, waiting int, start time.Ti
 		copy(s.obsBuf[i*d:(i+1)*d], r.Obs)
 	}
 	t0 := s.clock.Now()
-	a := s.cfg.Action
 	fr, reads := s.policy.(FrameReader)
-	if s.cfg.PerRequestRNG {
+	rows, byRow := s.policy.(RowSampler)
+	if s.cfg.PerRequestRNG && byRow {
+		s.rngs = s.rngs[:0]
+		for _, r := range batch {
+			s.rngs = append(s.rngs, r.RNG)
+		}
+		s.actBatch(batch, func(act kernels.Actions, logp []float64) {
+			rows.ActActionsRows(s.obsBuf[:n*d], n, s.rngs, act, logp, s.valueBuf[:n])
+		}, fr, reads)
+	} else if s.cfg.PerRequestRNG {
 		for i, r := range batch {
 			if reads {
 				s.frames = append(s.frames[:0], r.Frame)
@@ -545,22 +587,9 @@ func (s *InferenceService) runBatch(batch []*Request, waiting int, start time.Ti
 			s.policy.EnvActions(act, 1, r.EnvAction)
 		}
 	} else {
-		if reads {
-			s.frames = s.frames[:0]
-			for _, r := range batch {
-				s.frames = append(s.frames, r.Frame)
-			}
-			fr.SetFrames(s.frames)
-		}
-		act := kernels.Actions{Tokens: s.tokBuf[:n*a.Tokens], Continuous: s.realBuf[:n*a.Reals]}
-		s.policy.ActActions(s.obsBuf[:n*d], n, s.rng, act, s.logpBuf[:n*a.LogProbs], s.valueBuf[:n])
-		s.policy.EnvActions(act, n, s.envBuf[:n*a.Env])
-		for i, r := range batch {
-			copy(r.Tokens, s.tokBuf[i*a.Tokens:(i+1)*a.Tokens])
-			copy(r.Reals, s.realBuf[i*a.Reals:(i+1)*a.Reals])
-			copy(r.LogProbs, s.logpBuf[i*a.LogProbs:(i+1)*a.LogProbs])
-			copy(r.EnvAction, s.envBuf[i*a.Env:(i+1)*a.Env])
-		}
+		s.actBatch(batch, func(act kernels.Actions, logp []float64) {
+			s.policy.ActActions(s.obsBuf[:n*d], n, s.rng, act, logp, s.valueBuf[:n])
+		}, fr, reads)
 	}
 	rec.Compute = s.clock.Now().Sub(t0)
 	for i, r := range batch {

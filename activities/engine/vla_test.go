@@ -8,7 +8,9 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/accerl/accerl/jsondur"
 	"github.com/accerl/accerl/kernels"
 	"github.com/accerl/accerl/testenv"
 )
@@ -206,5 +208,34 @@ func TestVLAConfigErrors(t *testing.T) {
 	plain := testEnvs(pend, testenv.Latency{})
 	if _, err := New(cfg, nil, plain); err == nil || !strings.Contains(err.Error(), "no frames: turn on the env's pixels") {
 		t.Errorf("env without frames: %v", err)
+	}
+}
+
+// TestVLASyncIndependentOfBatching: in sync mode the VLA acts on whole batches of requests
+// (vla.Policy is a RowSampler), and the run is bit for bit the same whether every request is
+// its own batch (MaxBatch 1) or requests are grouped as they arrive (MaxBatch 64, and a
+// MaxWait long enough to group all eight environments).
+func TestVLASyncIndependentOfBatching(t *testing.T) {
+	var sums []string
+	for _, maxBatch := range []int{1, 64} {
+		cfg := vlaBanditConfig()
+		cfg.MaxBatch = maxBatch
+		cfg.MaxWait = jsondur.Duration(20 * time.Millisecond)
+		e, err := New(cfg, nil, banditFactory)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := e.Run(context.Background(), 3, nil)
+		e.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if maxBatch > 1 && st.MeanBatch < 1.5 {
+			t.Fatalf("max_batch %d: mean batch %.2f, so nothing was batched and the test proves nothing", maxBatch, st.MeanBatch)
+		}
+		sums = append(sums, e.ParamsSHA256())
+	}
+	if sums[0] != sums[1] {
+		t.Errorf("sync parameters depend on batching: %.12s with max_batch 1, %.12s with 64", sums[0], sums[1])
 	}
 }

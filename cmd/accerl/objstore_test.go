@@ -117,16 +117,3 @@ func TestRunOutUnreachableStore(t *testing.T) {
 		t.Error("accerl run started a server before refusing the store")
 	}
 }
-
-func TestRunOutURLErrors(t *testing.T) {
-	for out, want := range map[string]string{
-		"s3://exp":          "whole bucket",
-		"gs://exp/runs":     "S3-compatible object store",
-		"s3://k:s@exp/runs": "carries credentials",
-	} {
-		_, err := storePath(out)
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("--out %s: %v, want an error containing %q", out, err, want)
-		}
-	}
-}

@@ -9,19 +9,22 @@ import (
 
 func TestStorePath(t *testing.T) {
 	for in, want := range map[string]string{
-		"":                                  "",
-		"runs/x":                            "runs/x",
-		"/shared/runs":                      "/shared/runs",
-		"file:///shared/runs":               "/shared/runs",
-		"file://localhost/shared/my%20runs": "/shared/my runs",
-		"./odd://name":                      "./odd://name",
+		"":                                    "",
+		"runs/x":                              "runs/x",
+		"/shared/runs":                        "/shared/runs",
+		"file:///shared/runs":                 "/shared/runs",
+		"file://localhost/shared/my%20runs":   "/shared/my runs",
+		"./odd://name":                        "./odd://name",
+		"s3://bucket//runs/?region=eu-west-1": "s3://bucket/runs?region=eu-west-1",
 	} {
 		if got, err := storePath(in); err != nil || got != want {
 			t.Errorf("storePath(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
 	for in, want := range map[string]string{
-		"s3://bucket/runs":        "object stores (s3://) are not supported yet",
+		"gs://bucket/runs":        "S3-compatible object store",
+		"s3://bucket":             "whole bucket",
+		"s3://k:s@bucket/runs":    "carries credentials",
 		"file://nas/shared/runs":  "mount nas's filesystem here",
 		"file:///shared/runs?x=1": "nothing after the path",
 	} {

@@ -26,7 +26,7 @@ func (m *Net[F]) Act(batch []Obs, rng *rand.Rand, greedy bool) (tokens [][]int, 
 	if greedy {
 		rule = DecodeArgmax
 	}
-	return m.act(batch, rng, rule, nil)
+	return m.act(batch, rng, nil, rule, nil)
 }
 
 // DecodeRule is how [Net.ActDecode] picks each action position's bin from
@@ -78,7 +78,30 @@ func ParseDecodeRule(s string) (DecodeRule, error) {
 // ActDecode is [Net.Act] with each position's bin picked by rule; rng is
 // only read by DecodeSample. logp holds the chosen bins' log-probabilities.
 func (m *Net[F]) ActDecode(batch []Obs, rng *rand.Rand, rule DecodeRule) (tokens [][]int, logp [][]F, value []F) {
-	return m.act(batch, rng, rule, nil)
+	return m.act(batch, rng, nil, rule, nil)
+}
+
+// ActRows is [Net.Act] with sample i drawing from rngs[i] alone (one Float64 per position),
+// so that a batch decodes exactly what each of its samples decodes alone with ActRows, with
+// the same generators: every product runs on the backend whatever its number of rows (which
+// accumulates each output over K in the same order for any number of rows, as
+// TestActRowsMatchesSingle checks), and each row's draws come from its own stream. (Act of one
+// or two samples takes a faster pure-Go path whose last bits differ.) Sync-mode rollout batches its requests with
+// it and stays independent of how they are batched.
+func (m *Net[F]) ActRows(batch []Obs, rngs []*rand.Rand, greedy bool) (tokens [][]int, logp [][]F, value []F) {
+	if len(rngs) != len(batch) && !greedy {
+		panic(fmt.Sprintf("vla: ActRows: %d generators for %d samples", len(rngs), len(batch)))
+	}
+	rule := DecodeSample
+	if greedy {
+		rule = DecodeArgmax
+	}
+	if m.be != nil {
+		be := m.be
+		m.be = uniformRows{be}
+		defer func() { m.be = be }()
+	}
+	return m.act(batch, nil, rngs, rule, nil)
 }
 
 // actWork is Act's scratch, kept by the model between calls: the prefix
@@ -92,9 +115,9 @@ type actWork[F Float] struct {
 	logits                []F
 }
 
-// act is Act; onLogp, when not nil, sees each position's nb × headWidth
+// act is Act (ActRows when rngs is not nil: sample i draws from rngs[i]); onLogp, when not nil, sees each position's nb × headWidth
 // log-softmax (for the tests that compare it with Forward's).
-func (m *Net[F]) act(batch []Obs, rng *rand.Rand, rule DecodeRule, onLogp func(pos int, logp []F)) (tokens [][]int, logp [][]F, value []F) {
+func (m *Net[F]) act(batch []Obs, rng *rand.Rand, rngs []*rand.Rand, rule DecodeRule, onLogp func(pos int, logp []F)) (tokens [][]int, logp [][]F, value []F) {
 	c, be := m.cfg, m.be
 	nb, d, hid := len(batch), c.Dim, c.MLPRatio*c.Dim
 	tp, tmax, na := c.PrefixLen(), c.SeqLen(), c.ActionDims
@@ -186,7 +209,11 @@ func (m *Net[F]) act(batch []Obs, rng *rand.Rand, rule DecodeRule, onLogp func(p
 			case DecodeMedian:
 				b = medianBin(act)
 			default:
-				b = sampleBin(act, rng.Float64())
+				r := rng
+				if rngs != nil {
+					r = rngs[i]
+				}
+				b = sampleBin(act, r.Float64())
 			}
 			tokens[i][j] = b
 			logp[i][j] = act[b]

@@ -24,7 +24,8 @@ type Float interface{ ~float32 | ~float64 }
 // (the gradient checks' mirror) and a float32 model without a backend use
 // the pure-Go gemm throughout.
 func matmul[F Float](be kernels.Backend, transA, transB bool, m, n, k int, alpha F, a, b []F, beta F, c []F) {
-	if be != nil && (m > smallRows || transA || !transB) {
+	_, rowsAlike := be.(uniformRows)
+	if be != nil && (m > smallRows || transA || !transB || rowsAlike) {
 		if a32, ok := any(a).([]float32); ok {
 			be.Gemm(transA, transB, m, n, k, float32(alpha), a32, any(b).([]float32), float32(beta), any(c).([]float32))
 			return
@@ -39,6 +40,12 @@ func matmul[F Float](be kernels.Backend, transA, transB bool, m, n, k int, alpha
 	}
 	gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, n)
 }
+
+// uniformRows is a backend that takes every product, however few its rows: the pure-Go path
+// of one or two rows accumulates without fused multiply-adds, so its results differ in the
+// last bits from the backend's, and a row's result would depend on how many rows share its
+// call. [Net.ActRows] runs on it.
+type uniformRows struct{ kernels.Backend }
 
 // smallRows is the number of rows up to which matmul keeps x·Wᵀ on the
 // pure-Go path: the backend packs all of W for every call, which at one or

@@ -103,7 +103,7 @@ func checkKV[F Float](t *testing.T, m *Net[F], batch []Obs, rng *rand.Rand, tol 
 	c := m.Config()
 	k := m.headWidth()
 	rows := make([][]F, c.ActionDims)
-	tokens, logp, value := m.act(batch, rng, DecodeSample, func(j int, lp []F) { rows[j] = append([]F(nil), lp...) })
+	tokens, logp, value := m.act(batch, rng, nil, DecodeSample, func(j int, lp []F) { rows[j] = append([]F(nil), lp...) })
 	tape := m.Forward(batch, tokens)
 	worst := 0.0
 	for i := range batch {

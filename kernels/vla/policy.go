@@ -225,6 +225,18 @@ func (p *Policy) ActActions(obs []float64, n int, rng *rand.Rand, a kernels.Acti
 	p.act("ActActions", obs, n, rng, false, a, logp, values)
 }
 
+// ActActionsRows is ActActions with row i sampling from rngs[i] alone, each row bit for bit
+// what it would be in a batch of any other size (Net.ActRows): the engine's sync mode acts
+// on a whole batch with it and stays independent of how requests were batched.
+func (p *Policy) ActActionsRows(obs []float64, n int, rngs []*rand.Rand, a kernels.Actions, logp, values []float64) {
+	t := p.TokensPerStep()
+	if len(a.Tokens) != n*t {
+		panic(fmt.Sprintf("vla: Policy.ActActionsRows: %d action tokens for %d rows of %d", len(a.Tokens), n, t))
+	}
+	tok, lp, v := p.net.ActRows(p.observations("ActActionsRows", obs, n), rngs, false)
+	p.copyOut(n, tok, lp, v, a, logp, values)
+}
+
 // Greedy implements kernels.Network: the argmax token at each position
 // given the argmax tokens before it.
 func (p *Policy) Greedy(obs []float64, n int, a kernels.Actions) {
@@ -237,6 +249,13 @@ func (p *Policy) act(op string, obs []float64, n int, rng *rand.Rand, greedy boo
 		panic(fmt.Sprintf("vla: Policy.%s: %d action tokens for %d rows of %d", op, len(a.Tokens), n, t))
 	}
 	tok, lp, v := p.net.Act(p.observations(op, obs, n), rng, greedy)
+	p.copyOut(n, tok, lp, v, a, logp, values)
+}
+
+// copyOut writes the net's per-row tokens, log-probabilities and values into the engine's
+// row-major buffers (logp and values may be nil).
+func (p *Policy) copyOut(n int, tok [][]int, lp [][]float32, v []float32, a kernels.Actions, logp, values []float64) {
+	t := p.TokensPerStep()
 	for i := range n {
 		copy(a.Tokens[i*t:(i+1)*t], tok[i])
 		if logp != nil {
