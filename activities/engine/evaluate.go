@@ -75,6 +75,9 @@ func (e *Engine) Evaluate(episodes int, seed uint64, greedy bool) (EvalResult, e
 	}
 	defer CloseEnv(env)
 	p := e.tr.model().CloneNetwork()
+	if rs, ok := p.(RowSampler); ok && episodes > 1 {
+		return e.evaluateRows(rs, env, episodes, seed, greedy)
+	}
 	fp, frames := p.(kernels.FrameNetwork)
 	var frame []byte
 	see := func() {
@@ -118,4 +121,113 @@ func (e *Engine) Evaluate(episodes int, seed uint64, greedy bool) (EvalResult, e
 		res.Steps += int64(n)
 	}
 	return res, nil
+}
+
+// evalParallel is how many evaluation episodes of a RowSampler policy run side by side, each
+// in an environment of its own, acting as one batch.
+var evalParallel = 16
+
+// evaluateRows is Evaluate for a RowSampler policy (the VLA, whose one-row calls cost nearly
+// what a batch does): up to evalParallel episodes at a time, the first in env and the others
+// in environments of their own, acting in one call per step. Episodes start in order, each
+// drawing its initial state from the evaluation stream as the one-at-a-time loop does, so a
+// greedy evaluation starts from the same states; episode i samples from its own stream, and
+// a row's result does not depend on the batch it is in (RowSampler), so the outcome does not
+// depend on evalParallel.
+func (e *Engine) evaluateRows(p RowSampler, env Env, episodes int, seed uint64, greedy bool) (EvalResult, error) {
+	res := EvalResult{Returns: make([]float64, episodes), Lengths: make([]int, episodes)}
+	k := min(episodes, evalParallel)
+	envs := []Env{env}
+	defer func() {
+		for _, x := range envs[1:] {
+			CloseEnv(x)
+		}
+	}()
+	for i := 1; i < k; i++ {
+		x, err := e.makeEnv(len(e.slots) + i)
+		if err != nil {
+			return res, fmt.Errorf("evaluate: %w", err)
+		}
+		envs = append(envs, x)
+	}
+	fp, frames := p.(kernels.FrameNetwork)
+	net, _ := p.(kernels.Network)
+	rng := rand.New(rand.NewPCG(seed, streamEval)) // initial states, in episode order
+	type run struct {
+		env   Env
+		ep    int // episode index; -1 when the slot has no episode left
+		obs   []float64
+		rng   *rand.Rand
+		frame []byte
+	}
+	runs := make([]run, k)
+	next := 0
+	start := func(r *run) {
+		if next == episodes {
+			r.ep = -1
+			return
+		}
+		r.ep, r.obs = next, r.env.Reset(rng)
+		r.rng = rand.New(rand.NewPCG(seed^uint64(next+1)*0x9e3779b97f4a7c15, streamEval))
+		next++
+	}
+	for i := range runs {
+		runs[i].env = envs[i]
+		start(&runs[i])
+	}
+	sh, d := e.shape, len(runs[0].obs)
+	var (
+		active []*run
+		obs    []float64
+		rngs   []*rand.Rand
+		fr     [][]byte
+	)
+	for {
+		active, obs, rngs, fr = active[:0], obs[:0], rngs[:0], fr[:0]
+		for i := range runs {
+			if r := &runs[i]; r.ep >= 0 {
+				active = append(active, r)
+				obs = append(obs, r.obs...)
+				rngs = append(rngs, r.rng)
+				if frames {
+					r.frame = r.env.(FrameEnv).Frame(r.frame[:0])
+					fr = append(fr, r.frame)
+				}
+			}
+		}
+		n := len(active)
+		if n == 0 {
+			return res, nil
+		}
+		if len(obs) != n*d {
+			return res, fmt.Errorf("evaluate: observations of %d values, want %d", len(obs)/n, d)
+		}
+		if frames {
+			fp.SetFrames(fr)
+		}
+		a := kernels.Actions{Tokens: make([]int, n*sh.Tokens), Continuous: make([]float64, n*sh.Reals)}
+		if greedy && net != nil {
+			net.Greedy(obs, n, a)
+		} else {
+			p.ActActionsRows(obs, n, rngs, a, make([]float64, n*sh.LogProbs), make([]float64, n))
+		}
+		act := make([]float64, n*sh.Env)
+		p.EnvActions(a, n, act)
+		for i, r := range active {
+			sr := r.env.Step(act[i*sh.Env : (i+1)*sh.Env])
+			r.obs = sr.Obs
+			res.Returns[r.ep] += sr.Reward
+			res.Lengths[r.ep]++
+			res.Steps++
+			if sr.Terminated || sr.Truncated {
+				if sr.HasSuccess {
+					res.HasSuccess = true
+					if sr.Success {
+						res.Successes++
+					}
+				}
+				start(r)
+			}
+		}
+	}
 }

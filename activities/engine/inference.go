@@ -26,8 +26,10 @@ type Policy interface {
 
 // RowSampler is a Policy that can act on a batch whose row i samples with rngs[i] alone and
 // comes out bit for bit as it would in a batch of any other size (vla.Policy: a transformer
-// whose one-row calls would otherwise cost nearly what a batch costs). With it, a
-// PerRequestRNG service evaluates each batch in one call instead of one row at a time.
+// whose one-row calls would otherwise cost nearly what a batch costs); its Greedy, if it is a
+// kernels.Network, must be as independent of the batch. With it, a PerRequestRNG service
+// evaluates each batch in one call instead of one row at a time, and Evaluate plays several
+// episodes side by side.
 type RowSampler interface {
 	Policy
 	ActActionsRows(obs []float64, n int, rngs []*rand.Rand, a kernels.Actions, logp, values []float64)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -237,5 +238,41 @@ func TestVLASyncIndependentOfBatching(t *testing.T) {
 	}
 	if sums[0] != sums[1] {
 		t.Errorf("sync parameters depend on batching: %.12s with max_batch 1, %.12s with 64", sums[0], sums[1])
+	}
+}
+
+// TestVLAEvaluateIndependentOfParallelism: a VLA's evaluation plays episodes side by side
+// (evaluateRows), and the returns are the same, episode for episode, whether they run one,
+// three or sixteen at a time, greedy or sampled.
+func TestVLAEvaluateIndependentOfParallelism(t *testing.T) {
+	e, err := New(vlaBanditConfig(), nil, banditFactory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := e.Run(context.Background(), 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer func(k int) { evalParallel = k }(evalParallel)
+	for _, greedy := range []bool{true, false} {
+		var ref EvalResult
+		for _, k := range []int{1, 3, 16} {
+			evalParallel = k
+			r, err := e.Evaluate(40, EvalSeed(1), greedy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k == 1 {
+				ref = r
+				continue
+			}
+			if !slices.Equal(r.Returns, ref.Returns) || r.Successes != ref.Successes || r.Steps != ref.Steps {
+				t.Errorf("greedy %v: %d at a time gave returns %v (%d successes), one at a time %v (%d)",
+					greedy, k, r.Returns[:5], r.Successes, ref.Returns[:5], ref.Successes)
+			}
+		}
+		if ref.Successes == 0 || ref.Successes == 40 {
+			t.Logf("greedy %v: %d of 40 successes", greedy, ref.Successes)
+		}
 	}
 }

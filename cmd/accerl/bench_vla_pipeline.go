@@ -85,7 +85,7 @@ func benchVLAPipeline(ctx context.Context, phase time.Duration, jsonOut string, 
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "(an env step is one executed chunk of 4 simulator steps; sync samples each request with its own RNG, one row at a time (determinism), async a batch in one call; measured in %.0f s)\n", res.WallS)
+	fmt.Fprintf(stdout, "(an env step is one executed chunk of 4 simulator steps; sync samples each request with its own RNG, the batch in one call with every row computed as in any other batch size (determinism), async a batch in one call with the service's RNG; measured in %.0f s)\n", res.WallS)
 	if jsonOut != "" {
 		return writeJSONFile(jsonOut, res)
 	}

@@ -222,33 +222,41 @@ func (p *Policy) observations(op string, obs []float64, n int) []Obs {
 // ActActions implements kernels.Network: it samples every row's action
 // tokens autoregressively with rng ([Net.Act]); a.Tokens receives the bins.
 func (p *Policy) ActActions(obs []float64, n int, rng *rand.Rand, a kernels.Actions, logp, values []float64) {
-	p.act("ActActions", obs, n, rng, false, a, logp, values)
+	p.act("ActActions", obs, n, rng, nil, false, a, logp, values)
 }
 
 // ActActionsRows is ActActions with row i sampling from rngs[i] alone, each row bit for bit
 // what it would be in a batch of any other size (Net.ActRows): the engine's sync mode acts
 // on a whole batch with it and stays independent of how requests were batched.
 func (p *Policy) ActActionsRows(obs []float64, n int, rngs []*rand.Rand, a kernels.Actions, logp, values []float64) {
-	t := p.TokensPerStep()
-	if len(a.Tokens) != n*t {
-		panic(fmt.Sprintf("vla: Policy.ActActionsRows: %d action tokens for %d rows of %d", len(a.Tokens), n, t))
-	}
-	tok, lp, v := p.net.ActRows(p.observations("ActActionsRows", obs, n), rngs, false)
-	p.copyOut(n, tok, lp, v, a, logp, values)
+	p.act("ActActionsRows", obs, n, nil, rngs, false, a, logp, values)
 }
 
 // Greedy implements kernels.Network: the argmax token at each position
-// given the argmax tokens before it.
+// given the argmax tokens before it. Each row's tokens are the same in a batch of any size
+// (Net.ActRows): the engine's evaluation plays episodes side by side.
 func (p *Policy) Greedy(obs []float64, n int, a kernels.Actions) {
-	p.act("Greedy", obs, n, nil, true, a, nil, nil)
+	p.act("Greedy", obs, n, nil, nil, true, a, nil, nil)
 }
 
-func (p *Policy) act(op string, obs []float64, n int, rng *rand.Rand, greedy bool, a kernels.Actions, logp, values []float64) {
+// act decodes n rows: sampled with rng (Net.Act), or, when rng is nil, greedily or with row
+// i sampling from rngs[i] (Net.ActRows); logp and values may be nil.
+func (p *Policy) act(op string, obs []float64, n int, rng *rand.Rand, rngs []*rand.Rand, greedy bool, a kernels.Actions, logp, values []float64) {
 	t := p.TokensPerStep()
 	if len(a.Tokens) != n*t {
 		panic(fmt.Sprintf("vla: Policy.%s: %d action tokens for %d rows of %d", op, len(a.Tokens), n, t))
 	}
-	tok, lp, v := p.net.Act(p.observations(op, obs, n), rng, greedy)
+	batch := p.observations(op, obs, n)
+	var (
+		tok [][]int
+		lp  [][]float32
+		v   []float32
+	)
+	if rng != nil {
+		tok, lp, v = p.net.Act(batch, rng, false)
+	} else {
+		tok, lp, v = p.net.ActRows(batch, rngs, greedy)
+	}
 	p.copyOut(n, tok, lp, v, a, logp, values)
 }
 
