@@ -9,6 +9,14 @@
 // plotting library, so the training path can depend on it without pulling in
 // the renderer.
 //
+// # Where an experiment lives
+//
+// An experiment directory is a local path (one host, or a filesystem every worker mounts at
+// the same path) or an S3-compatible object-store URL, s3://BUCKET/PREFIX?…: activities then
+// work on a local WorkingCopy and publish what changed before they report a checkpoint (see
+// OpenWorkingCopy, JoinDir, and the comment above StoreCacheEnv). The layout below is the
+// same in both.
+//
 // # On-disk layout
 //
 //	<expDir>/                          e.g. runs/quickstart/
