@@ -167,10 +167,8 @@ func OpenWorkingCopy(ctx context.Context, dir string, opts ...CopyOption) (*Work
 	}
 	u, _ := url.Parse(canon)
 	w.url, w.prefix = canon, strings.TrimPrefix(u.Path, "/")+"/"
-	bucketURL := *u
-	bucketURL.Path = ""
-	if w.bucket, err = blob.OpenBucket(ctx, bucketURL.String()); err != nil {
-		return nil, fmt.Errorf("open object store %s: %w", canon, err)
+	if w.bucket, err = openBucket(ctx, u); err != nil {
+		return nil, err
 	}
 	root, err := storeCacheRoot()
 	if err != nil {
@@ -486,6 +484,17 @@ func hiddenPath(rel string) bool {
 	return false
 }
 
+// openBucket opens the bucket of an object-store URL (its host, with its query parameters).
+func openBucket(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
+	bucketURL := *u
+	bucketURL.Path = ""
+	b, err := blob.OpenBucket(ctx, bucketURL.String())
+	if err != nil {
+		return nil, fmt.Errorf("open object store %s: %w", bucketURL.String(), err)
+	}
+	return b, nil
+}
+
 func storeCacheRoot() (string, error) {
 	if d := os.Getenv(StoreCacheEnv); d != "" {
 		return filepath.Abs(d)
@@ -508,11 +517,9 @@ func ReadStoreFile(ctx context.Context, file string) ([]byte, error) {
 		return nil, err
 	}
 	key := strings.TrimPrefix(u.Path, "/")
-	bucketURL := *u
-	bucketURL.Path = ""
-	b, err := blob.OpenBucket(ctx, bucketURL.String())
+	b, err := openBucket(ctx, u)
 	if err != nil {
-		return nil, fmt.Errorf("open object store %s: %w", bucketURL.String(), err)
+		return nil, err
 	}
 	defer b.Close()
 	data, err := b.ReadAll(ctx, key)
@@ -547,11 +554,9 @@ func CheckStore(ctx context.Context, dir string) error {
 		return err
 	}
 	u, _ := url.Parse(canon)
-	bucketURL := *u
-	bucketURL.Path = ""
-	b, err := blob.OpenBucket(ctx, bucketURL.String())
+	b, err := openBucket(ctx, u)
 	if err != nil {
-		return fmt.Errorf("open object store %s: %w", canon, err)
+		return err
 	}
 	defer b.Close()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
