@@ -384,8 +384,13 @@ func (w *WorkingCopy) pull(ctx context.Context) error {
 	}
 	for rel := range local {
 		if !seen[rel] {
-			if err := os.Remove(filepath.Join(w.Dir, filepath.FromSlash(rel))); err != nil {
+			p := filepath.Join(w.Dir, filepath.FromSlash(rel))
+			if err := os.Remove(p); err != nil {
 				return err
+			}
+			// A directory emptied this way goes too: an empty checkpoint directory would be
+			// taken for a broken checkpoint.
+			for d := filepath.Dir(p); d != w.Dir && os.Remove(d) == nil; d = filepath.Dir(d) {
 			}
 		}
 	}

@@ -153,6 +153,9 @@ func TestWorkingCopyAcrossHosts(t *testing.T) {
 	if want := []string{"checkpoints/seg-000002/manifest.json", "summary.json"}; !slices.Equal(rels, want) {
 		t.Fatalf("host A's reopened copy holds %q, want %q", rels, want)
 	}
+	if _, err := os.Stat(filepath.Join(a2.Dir, "checkpoints", "seg-000001")); err == nil {
+		t.Error("host A's copy keeps the empty directory of the checkpoint host B pruned")
+	}
 	if got, _ := os.ReadFile(filepath.Join(a2.Dir, "summary.json")); string(got) != `{"segments":2}` {
 		t.Fatalf("host A's summary is %q, want host B's", got)
 	}
