@@ -143,3 +143,45 @@ func TestVLAScore(t *testing.T) {
 		t.Error("a negative label sigma validated")
 	}
 }
+
+// TestVLAActorEnsemble: with temporal ensembling the actor queries every
+// step and runs the mean of the motion the newest chunks predicted for the
+// step (the first step only its own chunk's), with the newest chunk's
+// gripper command.
+func TestVLAActorEnsemble(t *testing.T) {
+	demos, cfg := tinyVLADemos(t, 1)
+	m, _, err := TrainVLA(cfg, demos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := tabletop.New(m.EnvConfig(tabletop.SuiteSpatial))
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := [][]float64{env.ResetTo(0, 0)}
+	ens := m.Actor()
+	ens.Ensemble = 5 // more than the chunk of 2: the chunk bounds it
+	ref := m.Actor()
+	out := [][]float64{make([]float64, tabletop.ActionDim)}
+	var prev [][]float64
+	for step := range 4 {
+		ens.Act([]*tabletop.Env{env}, obs, []int{0}, out)
+		cur := ref.decode([]*tabletop.Env{env}, []int{0})[0]
+		want := slices.Clone(cur[0])
+		if prev != nil {
+			for j := range tabletop.ActionDim - 1 {
+				want[j] = (cur[0][j] + prev[1][j]) / 2
+			}
+		}
+		for j := range want {
+			if math.Abs(out[0][j]-want[j]) > 1e-12 {
+				t.Fatalf("step %d: action %v, want %v", step, out[0], want)
+			}
+		}
+		prev = cur
+		obs[0], _, _, _ = env.Step(out[0])
+	}
+	if ens.Calls != 4 {
+		t.Errorf("%d network calls over 4 steps, want one per step", ens.Calls)
+	}
+}

@@ -76,6 +76,7 @@ func benchBC(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	holdout := fs.Int("holdout", 0, "vla: further demonstrations per task recorded but never trained on, to score the policy on held-out steps (see --score-samples)")
 	scoreSamples := fs.Int("score-samples", 2000, "vla: steps of the training demonstrations (and of the held-out ones) scored offline after training: token cross-entropy and accuracy, and the error of the decoded actions; 0 skips it")
 	decode := fs.String("decode", "argmax", "vla: how the evaluation picks each action token from its distribution: argmax, mean (the bin nearest the mean bin, as a regression head would predict) or median")
+	ensemble := fs.Int("ensemble", 0, "vla: temporal ensembling (ACT): query the policy every step and run the mean of the motion this many newest chunks (at most --chunk) predicted for the step, the newest chunk's gripper command; --execute is then ignored; 0 or 1 runs each chunk's first --execute actions")
 	saveModel := fs.String("save-model", "", "vla: write the trained model to this file")
 	loadModel := fs.String("load-model", "", "vla: evaluate the model of this file (from --save-model) instead of training one; --execute applies, the training flags do not")
 	jsonOut := fs.String("json", "", "also write the results to this JSON file")
@@ -117,10 +118,10 @@ func benchBC(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err != nil {
 			return fmt.Errorf("bench bc: --decode: %w", err)
 		}
-		if *holdout < 0 || *scoreSamples < 0 {
-			return fmt.Errorf("bench bc: --holdout and --score-samples must not be negative")
+		if *holdout < 0 || *scoreSamples < 0 || *ensemble < 0 {
+			return fmt.Errorf("bench bc: --holdout, --score-samples and --ensemble must not be negative")
 		}
-		v := vlaBenchFlags{holdout: *holdout, scoreSamples: *scoreSamples, decode: rule, saveModel: *saveModel, loadModel: *loadModel}
+		v := vlaBenchFlags{holdout: *holdout, scoreSamples: *scoreSamples, decode: rule, ensemble: *ensemble, saveModel: *saveModel, loadModel: *loadModel}
 		return benchBCVLA(ctx, common, v, cfg, stdout)
 	case "mlp":
 	default:

@@ -39,10 +39,12 @@ type bcVLABenchResult struct {
 	SuccessRate float64         `json:"success_rate"`
 	Tasks       []bcTaskSuccess `json:"tasks"`
 	// Decode is how the evaluation picked each token (argmax unless --decode); Execute the
-	// actions of each chunk it ran. LoadedModel is the --load-model file the policy came
+	// actions of each chunk it ran, Ensemble the chunks whose motion it averaged at every
+	// step instead (temporal ensembling; absent when off). LoadedModel is the --load-model file the policy came
 	// from (no training in this run; the epoch fields are then empty).
 	Decode      string `json:"decode"`
 	Execute     int    `json:"execute"`
+	Ensemble    int    `json:"ensemble,omitempty"`
 	LoadedModel string `json:"loaded_model,omitempty"`
 	// TrainScore and HeldOutScore measure the trained policy offline on a subset of the
 	// training steps and on --holdout further demonstrations per task that it never saw
@@ -61,6 +63,7 @@ type vlaBenchFlags struct {
 	holdout      int            // further demonstrations per task, scored but never trained on
 	scoreSamples int            // steps scored offline per split; 0 skips the scores
 	decode       vla.DecodeRule // how the evaluation picks each token
+	ensemble     int            // temporal ensembling over this many chunks (bc.VLAActor.Ensemble); ≤ 1 is off
 	saveModel    string         // write the trained model here
 	loadModel    string         // evaluate this model instead of training
 }
@@ -163,6 +166,11 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 	actor, err := model.ActorDecode(v.decode)
 	if err != nil {
 		return fmt.Errorf("bench bc: %w", err)
+	}
+	if v.ensemble > 1 {
+		actor.Ensemble = v.ensemble
+		res.Ensemble = min(v.ensemble, model.Chunk)
+		fmt.Fprintf(stdout, "temporal ensembling: querying every step, motion averaged over the %d newest chunks\n", res.Ensemble)
 	}
 	ev, err := bc.EvaluateEnv(actor, model.EnvConfig(f.suite), f.tasks, f.inits)
 	if err != nil {

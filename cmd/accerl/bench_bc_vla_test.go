@@ -78,6 +78,21 @@ func TestBenchBCVLASaveLoad(t *testing.T) {
 		res.TrainScore == nil || res.HeldOutScore == nil || res.HeldOutScore.Samples == 0 || res.HeldOutScore.Decode != "mean" || res.ActCalls == 0 {
 		t.Errorf("result %+v", res)
 	}
+	stdout.Reset()
+	args = append(append([]string(nil), toy...), "--ensemble", "4", "--load-model", model, "--json", out)
+	if err := benchBC(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("bench bc --ensemble 4: %v\n%s", err, stderr.String())
+	}
+	res = bcVLABenchResult{}
+	if err := runstore.ReadJSON(out, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Ensemble != 2 || !strings.Contains(stdout.String(), "temporal ensembling") {
+		t.Errorf("--ensemble 4 on a chunk-2 model: ensemble %d in the JSON, want 2 (the chunk); output:\n%s", res.Ensemble, stdout.String())
+	}
+	if err := benchBC(context.Background(), append(toy, "--ensemble", "-1"), &stdout, &stderr); err == nil {
+		t.Error("--ensemble -1 was accepted")
+	}
 	args = append(append([]string(nil), toy...), "--execute", "3", "--load-model", model)
 	if err := benchBC(context.Background(), args, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "chunk 2") {
 		t.Errorf("--execute 3 on a chunk-2 model: err %v, want it refused", err)
