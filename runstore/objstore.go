@@ -378,20 +378,23 @@ func (w *WorkingCopy) pull(ctx context.Context) error {
 		}
 		w.record[rel] = storeObject{Size: obj.Size, ModTime: obj.ModTime, SHA256: got, LocalMTime: localMTime(local)}
 	}
-	local, err := w.localFiles()
-	if err != nil {
+	// Local files the store lacks go (only their names are needed: no hashing).
+	var stale []string
+	if err := w.walkLocal(func(rel, p string, _ fs.DirEntry) error {
+		if !seen[rel] {
+			stale = append(stale, p)
+		}
+		return nil
+	}); err != nil {
 		return err
 	}
-	for rel := range local {
-		if !seen[rel] {
-			p := filepath.Join(w.Dir, filepath.FromSlash(rel))
-			if err := os.Remove(p); err != nil {
-				return err
-			}
-			// A directory emptied this way goes too: an empty checkpoint directory would be
-			// taken for a broken checkpoint.
-			for d := filepath.Dir(p); d != w.Dir && os.Remove(d) == nil; d = filepath.Dir(d) {
-			}
+	for _, p := range stale {
+		if err := os.Remove(p); err != nil {
+			return err
+		}
+		// A directory emptied this way goes too: an empty checkpoint directory would be
+		// taken for a broken checkpoint.
+		for d := filepath.Dir(p); d != w.Dir && os.Remove(d) == nil; d = filepath.Dir(d) {
 		}
 	}
 	for rel := range w.record {
@@ -434,7 +437,30 @@ func (w *WorkingCopy) download(ctx context.Context, key, local string) (string, 
 // SHA-256.
 func (w *WorkingCopy) localFiles() (map[string]string, error) {
 	files := map[string]string{}
-	err := filepath.WalkDir(w.Dir, func(p string, d fs.DirEntry, err error) error {
+	err := w.walkLocal(func(rel, p string, d fs.DirEntry) error {
+		// Files are only ever replaced whole (WriteFileAtomic, checkpoint directories renamed
+		// into place), which gives them a new modification time: one whose size and time are
+		// those recorded at the last sync still holds the recorded bytes.
+		if rec, ok := w.record[rel]; ok && !rec.LocalMTime.IsZero() {
+			if info, err := d.Info(); err == nil && info.Size() == rec.Size && info.ModTime().Equal(rec.LocalMTime) {
+				files[rel] = rec.SHA256
+				return nil
+			}
+		}
+		sum, err := FileSHA256(p)
+		if err != nil {
+			return err
+		}
+		files[rel] = sum
+		return nil
+	})
+	return files, err
+}
+
+// walkLocal calls f for each included, non-hidden regular file under Dir, with its path
+// relative to Dir (slash-separated) and on disk.
+func (w *WorkingCopy) walkLocal(f func(rel, p string, d fs.DirEntry) error) error {
+	return filepath.WalkDir(w.Dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && p == w.Dir {
 				return fs.SkipAll
@@ -455,23 +481,8 @@ func (w *WorkingCopy) localFiles() (map[string]string, error) {
 		if d.IsDir() || !d.Type().IsRegular() || !w.include(rel) {
 			return nil
 		}
-		// Files are only ever replaced whole (WriteFileAtomic, checkpoint directories renamed
-		// into place), which gives them a new modification time: one whose size and time are
-		// those recorded at the last sync still holds the recorded bytes.
-		if rec, ok := w.record[rel]; ok && !rec.LocalMTime.IsZero() {
-			if info, err := d.Info(); err == nil && info.Size() == rec.Size && info.ModTime().Equal(rec.LocalMTime) {
-				files[rel] = rec.SHA256
-				return nil
-			}
-		}
-		sum, err := FileSHA256(p)
-		if err != nil {
-			return err
-		}
-		files[rel] = sum
-		return nil
+		return f(rel, p, d)
 	})
-	return files, err
 }
 
 func (w *WorkingCopy) saveRecord() error {

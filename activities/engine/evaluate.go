@@ -38,6 +38,16 @@ func (r EvalResult) SuccessRate() float64 {
 	return float64(r.Successes) / float64(len(r.Returns))
 }
 
+// countSuccess adds the last step of an episode to the success count.
+func (r *EvalResult) countSuccess(sr StepResult) {
+	if sr.HasSuccess {
+		r.HasSuccess = true
+		if sr.Success {
+			r.Successes++
+		}
+	}
+}
+
 // Mean returns the mean evaluation return (0 for no episodes).
 func (r EvalResult) Mean() float64 {
 	if len(r.Returns) == 0 {
@@ -76,7 +86,7 @@ func (e *Engine) Evaluate(episodes int, seed uint64, greedy bool) (EvalResult, e
 	defer CloseEnv(env)
 	p := e.tr.model().CloneNetwork()
 	if rs, ok := p.(RowSampler); ok && episodes > 1 {
-		return e.evaluateRows(rs, env, episodes, seed, greedy)
+		return e.evaluateRows(p, rs, env, episodes, seed, greedy)
 	}
 	fp, frames := p.(kernels.FrameNetwork)
 	var frame []byte
@@ -107,12 +117,7 @@ func (e *Engine) Evaluate(episodes int, seed uint64, greedy bool) (EvalResult, e
 			ret += sr.Reward
 			n++
 			if sr.Terminated || sr.Truncated {
-				if sr.HasSuccess {
-					res.HasSuccess = true
-					if sr.Success {
-						res.Successes++
-					}
-				}
+				res.countSuccess(sr)
 				break
 			}
 		}
@@ -134,7 +139,7 @@ var evalParallel = 16
 // greedy evaluation starts from the same states; episode i samples from its own stream, and
 // a row's result does not depend on the batch it is in (RowSampler), so the outcome does not
 // depend on evalParallel.
-func (e *Engine) evaluateRows(p RowSampler, env Env, episodes int, seed uint64, greedy bool) (EvalResult, error) {
+func (e *Engine) evaluateRows(p kernels.Network, rs RowSampler, env Env, episodes int, seed uint64, greedy bool) (EvalResult, error) {
 	res := EvalResult{Returns: make([]float64, episodes), Lengths: make([]int, episodes)}
 	k := min(episodes, evalParallel)
 	envs := []Env{env}
@@ -151,7 +156,6 @@ func (e *Engine) evaluateRows(p RowSampler, env Env, episodes int, seed uint64, 
 		envs = append(envs, x)
 	}
 	fp, frames := p.(kernels.FrameNetwork)
-	net, _ := p.(kernels.Network)
 	rng := rand.New(rand.NewPCG(seed, streamEval)) // initial states, in episode order
 	type run struct {
 		env   Env
@@ -176,11 +180,17 @@ func (e *Engine) evaluateRows(p RowSampler, env Env, episodes int, seed uint64, 
 		start(&runs[i])
 	}
 	sh, d := e.shape, len(runs[0].obs)
+	// Buffers for k rows, sliced to the rows still playing.
 	var (
 		active []*run
 		obs    []float64
 		rngs   []*rand.Rand
 		fr     [][]byte
+		tokens = make([]int, k*sh.Tokens)
+		reals  = make([]float64, k*sh.Reals)
+		logp   = make([]float64, k*sh.LogProbs)
+		values = make([]float64, k)
+		act    = make([]float64, k*sh.Env)
 	)
 	for {
 		active, obs, rngs, fr = active[:0], obs[:0], rngs[:0], fr[:0]
@@ -205,14 +215,13 @@ func (e *Engine) evaluateRows(p RowSampler, env Env, episodes int, seed uint64, 
 		if frames {
 			fp.SetFrames(fr)
 		}
-		a := kernels.Actions{Tokens: make([]int, n*sh.Tokens), Continuous: make([]float64, n*sh.Reals)}
-		if greedy && net != nil {
-			net.Greedy(obs, n, a)
+		a := kernels.Actions{Tokens: tokens[:n*sh.Tokens], Continuous: reals[:n*sh.Reals]}
+		if greedy {
+			p.Greedy(obs, n, a)
 		} else {
-			p.ActActionsRows(obs, n, rngs, a, make([]float64, n*sh.LogProbs), make([]float64, n))
+			rs.ActActionsRows(obs, n, rngs, a, logp[:n*sh.LogProbs], values[:n])
 		}
-		act := make([]float64, n*sh.Env)
-		p.EnvActions(a, n, act)
+		p.EnvActions(a, n, act[:n*sh.Env])
 		for i, r := range active {
 			sr := r.env.Step(act[i*sh.Env : (i+1)*sh.Env])
 			r.obs = sr.Obs
@@ -220,12 +229,7 @@ func (e *Engine) evaluateRows(p RowSampler, env Env, episodes int, seed uint64, 
 			res.Lengths[r.ep]++
 			res.Steps++
 			if sr.Terminated || sr.Truncated {
-				if sr.HasSuccess {
-					res.HasSuccess = true
-					if sr.Success {
-						res.Successes++
-					}
-				}
+				res.countSuccess(sr)
 				start(r)
 			}
 		}
