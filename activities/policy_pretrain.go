@@ -84,6 +84,9 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 	root := BCDir(in.RunDir)
 	final := filepath.Join(root, bcFinalDir)
 	if p, err := loadBCPolicy(final); err == nil {
+		// The reference is the run directory's as it is now (it may have been moved
+		// or copied since the policy was saved).
+		p.Result.Checkpoint = wc.Ref(final)
 		return p.Result, nil
 	}
 	start := time.Now()

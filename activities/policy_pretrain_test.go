@@ -115,6 +115,23 @@ func TestPretrainPolicyResumes(t *testing.T) {
 	if again.ResumedFrom != resumed.ResumedFrom || again.WallS != resumed.WallS {
 		t.Errorf("a retry after completion redid the work: %+v", again)
 	}
+	// A finished warm start copied into another run directory (a moved run, or bench
+	// learn's --bc-cache) refers to the copy, not to where it was saved.
+	moved := t.TempDir()
+	if err := os.CopyFS(moved, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	// The original is out of the way while the copy is read.
+	if err := os.Rename(BCDir(dir), BCDir(dir)+".away"); err != nil {
+		t.Fatal(err)
+	}
+	copied := runPretrain(t, PretrainPolicyInput{RunDir: moved, SpecHash: "h", Config: c, Seed: 1})
+	if want := filepath.Join(BCDir(moved), bcFinalDir); copied.Checkpoint != want || copied.WallS != resumed.WallS {
+		t.Errorf("copied run: checkpoint %q (wall %v), want %q without cloning again", copied.Checkpoint, copied.WallS, want)
+	}
+	if err := os.Rename(BCDir(dir)+".away", BCDir(dir)); err != nil {
+		t.Fatal(err)
+	}
 
 	// The first segment starts from the warm start (a wrong-sized policy is refused).
 	runner := newSegmentRunner(t)

@@ -16,6 +16,7 @@ const (
 	attrMLPRatio  = "mlp_ratio"
 	attrVocabSize = "vocab_size"
 	attrSlimHead  = "slim_head"
+	attrTemp      = "temperature"
 
 	pathVLA = blockPolicy + "." + blockVLA
 )
@@ -41,6 +42,22 @@ type VLA struct {
 	// SlimHead restricts the LM head to the action-token rows (vocabulary slimming);
 	// false scores the action tokens with the full-vocabulary softmax.
 	SlimHead bool `json:"slim_head"`
+	// Temperature T samples the RL stage's action tokens from softmax(logits/T), in acting
+	// and in the learner's log-probabilities alike, so that the importance ratios compare
+	// the distribution the actions came from: RL then trains the tempered policy. A
+	// behaviour-cloned VLA's distributions are broad (soft labels most of all), and sampled
+	// at T = 1 they seldom finish a task, so RL sees almost no reward; T < 1 samples nearer
+	// the greedy actions. Cloning always trains at T = 1 and greedy evaluation does not
+	// depend on T. 0 (omitted from the JSON, so older specs keep their hash) is 1.
+	Temperature float64 `json:"temperature,omitempty"`
+}
+
+// SamplingTemperature is Temperature with 0 read as 1.
+func (v VLA) SamplingTemperature() float64 {
+	if v.Temperature == 0 {
+		return 1
+	}
+	return v.Temperature
 }
 
 // DefaultVLA is the measured pixel BC size (activities/bc.DefaultVLAConfig): width 64,
@@ -52,7 +69,7 @@ func DefaultVLA() VLA {
 var vlaSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: attrDim}, {Name: attrLayers}, {Name: attrHeads}, {Name: attrPatch},
-		{Name: attrMLPRatio}, {Name: attrVocabSize}, {Name: attrSlimHead},
+		{Name: attrMLPRatio}, {Name: attrVocabSize}, {Name: attrSlimHead}, {Name: attrTemp},
 	},
 }
 
@@ -74,6 +91,10 @@ func (d *decoder) decodeVLA(block *hcl.Block, v **VLA) {
 	d.setInt(a, p, attrMLPRatio, &(*v).MLPRatio, between(1, 16))
 	d.setInt(a, p, attrVocabSize, &(*v).VocabSize, between(0, 1<<20))
 	d.setBool(a, p, attrSlimHead, &(*v).SlimHead)
+	d.setFloat(a, p, attrTemp, &(*v).Temperature, aboveUpTo(0, 10))
+	if (*v).Temperature == 1 {
+		(*v).Temperature = 0 // the default, stored as omitted so that the hash is the default's
+	}
 }
 
 // checkVLA reports a vla block the arm cannot use: the VLA reads frames of the tabletop

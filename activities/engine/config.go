@@ -158,6 +158,9 @@ type VLASettings struct {
 	FullHead    bool `json:"full_head,omitempty"`
 	InstrTokens int  `json:"instr_tokens"`
 	InstrPad    int  `json:"instr_pad"`
+	// Temperature samples the action tokens from softmax(logits/T) in acting and
+	// in the learner's log-probabilities (vla.PolicyConfig.Temperature); 0 is 1.
+	Temperature float64 `json:"temperature,omitempty"`
 }
 
 // ModelConfig is the vla.Config of these settings for actionDims action
@@ -190,7 +193,7 @@ func (c Config) vlaConfig(obsDim, frameBytes int, space ActionSpace) (vla.Policy
 		bins = kernels.DefaultBins
 	}
 	pc := vla.PolicyConfig{Model: p.VLA.ModelConfig(len(space.Low), bins), ObsDim: obsDim,
-		InstrTokens: p.VLA.InstrTokens, InstrPad: p.VLA.InstrPad, Low: space.Low, High: space.High}
+		InstrTokens: p.VLA.InstrTokens, InstrPad: p.VLA.InstrPad, Low: space.Low, High: space.High, Temperature: p.VLA.Temperature}
 	if err := pc.Validate(); err != nil {
 		return pc, err
 	}

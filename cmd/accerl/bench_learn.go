@@ -152,7 +152,9 @@ type learnSeed struct {
 	FinalSuccess    *float64 `json:"final_success,omitempty"`
 	PretrainSuccess *float64 `json:"pretrain_success,omitempty"`
 	DemoSteps       int64    `json:"demo_steps,omitempty"`
-	Passed          bool     `json:"passed"`
+	// BCCached says the cloned policy came from --bc-cache (WallS then excludes cloning).
+	BCCached bool `json:"bc_cached,omitempty"`
+	Passed   bool `json:"passed"`
 }
 
 // learnResult is one check over all its seeds.
@@ -179,6 +181,8 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	steps := fs.Int64("steps", 0, "override each check's env-step budget (0 keeps it; a smaller budget is a quick smoke run, not the check)")
 	mode := fs.String("mode", specs.ModeSync, "pipeline mode: sync (deterministic) or async")
 	jsonOut := fs.String("json", "", "also write the results to this JSON file")
+	cacheDir := fs.String("bc-cache", "", "keep each check's and seed's behaviour-cloned policy in this directory and start later runs of the same recipe from it instead of cloning again (RL ablations of a VLA check); the runs' BC success is the cached policy's")
+	temperature := fs.Float64("temperature", 0, "sample the VLA checks' RL action tokens at this temperature (policy.vla.temperature; 0 keeps the check's)")
 	remote := fs.Int("remote", 0, "step the checks' environments on this many `accerl envserver`s started on this host (over dm_env_rpc) instead of in process, to compare learning through the network tier; 0 is in process")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -219,6 +223,16 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *mode != specs.ModeSync && *mode != specs.ModeAsync {
 		return fmt.Errorf("--mode must be sync or async, not %q", *mode)
 	}
+	if *temperature < 0 || *temperature > 10 {
+		return fmt.Errorf("--temperature %g: give a sampling temperature greater than 0 and at most 10 (0 keeps each check's)", *temperature)
+	}
+	var cache *bcCache
+	if *cacheDir != "" {
+		if err := os.MkdirAll(*cacheDir, 0o755); err != nil {
+			return fmt.Errorf("--bc-cache: %w", err)
+		}
+		cache = &bcCache{dir: *cacheDir}
+	}
 
 	var results []learnResult
 	failed := false
@@ -231,6 +245,14 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if remoteAddrs != nil {
 			cfg.Env.Remote = &specs.Remote{Addresses: remoteAddrs}
 		}
+		if *temperature > 0 {
+			if cfg.Policy.VLA == nil {
+				return fmt.Errorf("--temperature: check %s has no VLA policy", chk.Name)
+			}
+			v := *cfg.Policy.VLA
+			v.Temperature = *temperature
+			cfg.Policy.VLA = &v
+		}
 		res := learnResult{Check: chk.Name, Summary: chk.Summary, Mode: *mode, EnvSteps: cfg.Budget.EnvSteps, Threshold: chk.Threshold, Passed: true, Remote: len(remoteAddrs)}
 		target := fmt.Sprintf("target mean return >= %g", chk.Threshold)
 		if chk.Success {
@@ -238,7 +260,7 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		fmt.Fprintf(stdout, "%s: %s, %d env steps, %s mode, %s\n", chk.Name, chk.Summary, cfg.Budget.EnvSteps, *mode, target)
 		for _, seed := range seeds {
-			s, err := trainCheck(ctx, chk.Name, cfg, seed)
+			s, err := trainCheck(ctx, chk.Name, cfg, seed, cache)
 			if err != nil {
 				return fmt.Errorf("%s seed %d: %w", chk.Name, seed, err)
 			}
@@ -283,21 +305,36 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // run's state machine and its activities, in this process: activities.RunLocal), in a
 // temporary run directory. The final return is the run's: the mean of its last 100 training
 // episodes, read back from the stored episode rows.
-func trainCheck(ctx context.Context, name string, cfg specs.Config, seed uint64) (learnSeed, error) {
+func trainCheck(ctx context.Context, name string, cfg specs.Config, seed uint64, cache *bcCache) (learnSeed, error) {
 	dir, err := os.MkdirTemp("", "accerl-bench-learn-")
 	if err != nil {
 		return learnSeed{}, err
 	}
 	defer os.RemoveAll(dir)
+	var entry string
+	cached := false
+	if cache != nil && cfg.Pretrain.Enabled {
+		if entry, err = cache.entry(name, cfg, seed); err != nil {
+			return learnSeed{}, err
+		}
+		if cached, err = cache.restore(entry, dir); err != nil {
+			return learnSeed{}, err
+		}
+	}
 	start := time.Now()
 	st, err := activities.RunLocal(ctx, activities.LocalRun{Experiment: "bench-learn", Arm: name, Seed: seed,
 		SpecHash: "bench-learn-" + name, Config: cfg, RunDir: dir}, nil)
 	if err != nil {
 		return learnSeed{}, err
 	}
+	if entry != "" && !cached {
+		if err := cache.save(entry, dir); err != nil {
+			return learnSeed{}, err
+		}
+	}
 	wall := time.Since(start).Seconds()
 	s := learnSeed{Seed: seed, EnvSteps: st.EnvSteps, Updates: st.Updates, Episodes: int(st.Episodes), FinalReturn: st.RecentReturn,
-		StepsPerS: float64(st.EnvSteps) / wall, WallS: wall, DemoSteps: st.DemoSteps}
+		StepsPerS: float64(st.EnvSteps) / wall, WallS: wall, DemoSteps: st.DemoSteps, BCCached: cached}
 	if st.HasEvalSuccess {
 		s.FinalSuccess = &st.EvalSuccess
 	}

@@ -92,6 +92,12 @@ func (m *Net[F]) headBackward(tape *Tape[F], dLogp, dEntropy []F, soft *SoftTarg
 			categoricalBack(tape.logp[r*k:(r+1)*k], tape.Entropy[r], tape.tokens[r/na][r%na], wlp, went, dz[r*k:(r+1)*k])
 		}
 	})
+	// The logits are (h·Wᵀ)/T: ∂L/∂(h·Wᵀ) = (∂L/∂z)/T.
+	if s := m.logitScale(); s != 1 {
+		for i := range dz[:nb*na*k] {
+			dz[i] *= s
+		}
+	}
 	ws.dh = grow(ws.dh, nb*na*d)
 	// The logit columns are the rows of the V × Dim head (action rows
 	// first), of which the slim head uses the first Bins.

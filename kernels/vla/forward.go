@@ -381,10 +381,11 @@ func (m *Net[F]) headWidth() int {
 // the slim head multiplies by the Bins action rows only, the full head by
 // all V rows, which the parameter layout stores as one V × Dim matrix with
 // the action rows first. Column b < Bins is therefore action bin b with
-// either head, and (full head) column Bins + r is token r < V−Bins.
+// either head, and (full head) column Bins + r is token r < V−Bins. The
+// logits are divided by the temperature (SetTemperature).
 func (m *Net[F]) headLogits(h []F, n int, logits []F) {
 	k := m.headWidth()
-	matmul(m.be, false, true, n, k, m.cfg.Dim, 1, h, m.w.head.w[:k*m.cfg.Dim], 0, logits)
+	matmul(m.be, false, true, n, k, m.cfg.Dim, m.logitScale(), h, m.w.head.w[:k*m.cfg.Dim], 0, logits)
 }
 
 // headForward evaluates the head at the action positions of the tape.

@@ -1,6 +1,7 @@
 package vla
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -213,10 +214,21 @@ func perturb[F Float](x []F, s float64, rng *rand.Rand) {
 }
 
 func TestModelGradients(t *testing.T) {
-	for _, slim := range []bool{true, false} {
+	// T ≠ 1 scales the logits by 1/T (SetTemperature); 0.4 makes the
+	// tempered softmaxes sharper, so the loss's third derivatives grow by
+	// up to 1/T³ ≈ 16: truncation h²·f⁽³⁾/6 stays ≲ 3e-8, inside gradTol.
+	for _, tc := range []struct {
+		slim bool
+		temp float64
+	}{{true, 1}, {false, 1}, {true, 0.4}, {false, 2.5}} {
+		slim := tc.slim
 		name := map[bool]string{true: "slim", false: "full"}[slim]
+		if tc.temp != 1 {
+			name += fmt.Sprintf("-T%g", tc.temp)
+		}
 		t.Run(name, func(t *testing.T) {
 			rng, c, m, batch, tokens := tinyGradCase(slim, 9, 10)
+			m.SetTemperature(tc.temp)
 			const nb = gradCaseRows
 			wlp := randVec[float64](rng, nb*c.ActionDims, 1)
 			went := randVec[float64](rng, nb*c.ActionDims, 1)

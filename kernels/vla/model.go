@@ -22,9 +22,47 @@ type Net[F Float] struct {
 	w             weights[F]
 	spans         []Span
 
+	// invTemp is 1/T for the sampling temperature T of SetTemperature;
+	// 0 is T = 1.
+	invTemp F
+
 	be     kernels.Backend // float32 matrix products; nil: the pure-Go gemm
 	actWS  actWork[F]
 	backWS backWork[F]
+}
+
+// SetTemperature makes the action-token distribution π_T = softmax(z/T)
+// of the head's logits z everywhere the network computes it: in Act's
+// sampling and log-probabilities and in Forward's log-probabilities,
+// entropies and their gradients, so that an RL learner's importance ratios
+// compare the distribution the actions were drawn from. T < 1 sharpens π
+// (a behaviour-cloned policy whose broad distributions rarely finish a
+// task when sampled at T = 1), T > 1 flattens it; argmax decoding does not
+// change. T = 1 (the default) is the plain softmax. It panics unless T > 0.
+func (m *Net[F]) SetTemperature(t float64) {
+	if !(t > 0) || math.IsInf(t, 0) {
+		panic(fmt.Sprintf("vla: SetTemperature(%v): the temperature must be a positive number", t))
+	}
+	m.invTemp = 0
+	if t != 1 {
+		m.invTemp = F(1 / t)
+	}
+}
+
+// Temperature is the sampling temperature of SetTemperature (1 unless set).
+func (m *Net[F]) Temperature() float64 {
+	if m.invTemp == 0 {
+		return 1
+	}
+	return 1 / float64(m.invTemp)
+}
+
+// logitScale is the factor 1/T on the head's logits.
+func (m *Net[F]) logitScale() F {
+	if m.invTemp == 0 {
+		return 1
+	}
+	return m.invTemp
 }
 
 // Model is the float32 micro-VLA.

@@ -264,3 +264,80 @@ func TestSampleBinInverseCDF(t *testing.T) {
 		}
 	}
 }
+
+// TestTemperature: at temperature T every action position's distribution
+// is softmax(z/T) of the T = 1 logits z, in Forward and in Act's KV-cache
+// decode alike, and sampling draws from it; argmax decoding is unchanged.
+func TestTemperature(t *testing.T) {
+	c := tinyConfig(true)
+	rng := rand.New(rand.NewPCG(31, 32))
+	m := NewNet[float64](c, rng)
+	perturb(m.Params(), 0.5, rng)
+	batch := randObs(rng, c, 3)
+	tokens := randTokens(rng, c, 3)
+	k := m.headWidth()
+	base := append([]float64(nil), m.Forward(batch, tokens).logp...)
+	greedy, _, _ := m.Act(batch, nil, true)
+	const temp = 0.5
+	m.SetTemperature(temp)
+	if got := m.Temperature(); got != temp {
+		t.Fatalf("Temperature() = %v after SetTemperature(%v)", got, temp)
+	}
+	tape := m.Forward(batch, tokens)
+	want := make([]float64, len(base))
+	for r := 0; r*k < len(base); r++ {
+		// log softmax(z/T) from the T = 1 log-probs: z = logp + const.
+		row, out := base[r*k:(r+1)*k], want[r*k:(r+1)*k]
+		mx := math.Inf(-1)
+		for _, v := range row {
+			mx = math.Max(mx, v/temp)
+		}
+		z := 0.0
+		for _, v := range row {
+			z += math.Exp(v/temp - mx)
+		}
+		for q, v := range row {
+			out[q] = v/temp - mx - math.Log(z)
+		}
+	}
+	for i := range want {
+		// float64 log-softmaxes of logits of order 1-10: 1e-12 is a few ulps.
+		if d := math.Abs(tape.logp[i] - want[i]); d > 1e-12 {
+			t.Fatalf("tempered log-prob [%d] = %v, want log softmax(z/T) = %v", i, tape.logp[i], want[i])
+		}
+	}
+	checkKV(t, m, batch, rand.New(rand.NewPCG(1, 1)), 1e-12)
+	g2, _, _ := m.Act(batch, nil, true)
+	for i := range g2 {
+		for j := range g2[i] {
+			if g2[i][j] != greedy[i][j] {
+				t.Fatalf("greedy token %d of sample %d moved from %d to %d with the temperature", j, i, greedy[i][j], g2[i][j])
+			}
+		}
+	}
+	// Sharper at T < 1: the mean entropy falls.
+	m.SetTemperature(1)
+	h1 := mean(m.Forward(batch, tokens).Entropy)
+	m.SetTemperature(temp)
+	if h := mean(m.Forward(batch, tokens).Entropy); !(h < h1) {
+		t.Errorf("mean entropy at T = %v is %.4f, not below T = 1's %.4f", temp, h, h1)
+	}
+	for _, bad := range []float64{0, -1, math.NaN(), math.Inf(1)} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("SetTemperature(%v) did not panic", bad)
+				}
+			}()
+			m.SetTemperature(bad)
+		}()
+	}
+}
+
+func mean(x []float64) float64 {
+	s := 0.0
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}

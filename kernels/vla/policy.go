@@ -3,6 +3,7 @@ package vla
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/accerl/accerl/kernels"
@@ -24,6 +25,19 @@ type PolicyConfig struct {
 	// Low and High bound each of the Model.ActionDims action values; a bin
 	// b decodes to low + (b + ½)(high − low)/Bins.
 	Low, High []float64
+	// Temperature is the sampling temperature of the action tokens in
+	// acting and in the learner's log-probabilities ([Net.SetTemperature]);
+	// 0 is 1. It is not part of the parameters: a policy cloned at T = 1
+	// fine-tunes at any T.
+	Temperature float64
+}
+
+// temperature is Temperature with 0 read as 1.
+func (c PolicyConfig) temperature() float64 {
+	if c.Temperature == 0 {
+		return 1
+	}
+	return c.Temperature
 }
 
 // FrameBytes is the length of one frame.
@@ -43,6 +57,8 @@ func (c PolicyConfig) Validate() error {
 		return fmt.Errorf("%d instruction tokens per frame", c.InstrTokens)
 	case len(c.Low) != c.Model.ActionDims || len(c.High) != c.Model.ActionDims:
 		return fmt.Errorf("action bounds of %d and %d values, the model writes %d action tokens", len(c.Low), len(c.High), c.Model.ActionDims)
+	case c.Temperature < 0 || math.IsNaN(c.Temperature) || math.IsInf(c.Temperature, 0):
+		return fmt.Errorf("sampling temperature %v: it must be a positive number (0 is 1)", c.Temperature)
 	}
 	return nil
 }
@@ -87,6 +103,7 @@ func NewPolicy(cfg PolicyConfig, rng *rand.Rand) *Policy {
 		panic(fmt.Sprintf("vla: NewPolicy: %v", err))
 	}
 	p := &Policy{cfg: cfg, net: New(cfg.Model, rng)}
+	p.net.SetTemperature(cfg.temperature())
 	p.params = make([]float64, len(p.net.Params()))
 	for i, v := range p.net.Params() {
 		p.params[i] = float64(v)
@@ -170,6 +187,7 @@ func (p *Policy) CloneNetwork() kernels.Network { return p.Clone() }
 // frames) with its own float32 network and backend.
 func (p *Policy) Clone() *Policy {
 	c := &Policy{cfg: p.cfg, net: newNet[float32](p.cfg.Model, nil)}
+	c.net.SetTemperature(p.cfg.temperature())
 	c.params = append([]float64(nil), p.params...)
 	c.grads = make([]float64, len(p.params))
 	c.SyncParams()

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/accerl/accerl/activities"
+	"github.com/accerl/accerl/runstore"
+	"github.com/accerl/accerl/specs"
+)
+
+// bcCache keeps the behaviour-cloned policies of `bench learn --bc-cache DIR` between
+// invocations, so that RL ablations of a check (another temperature, learning rate or
+// budget) start from the same cloned policy without cloning again (most of a VLA check's
+// wall time). An entry is the run directory's bc/final checkpoint and pretrain.json, under
+// a name made of the check, the seed and a hash of everything cloning and its evaluation
+// read: the env, the policy (but its RL sampling temperature), the pretrain and evaluation
+// blocks and the seed. A changed recipe therefore misses the cache instead of reusing a
+// policy cloned otherwise.
+type bcCache struct{ dir string }
+
+// entry is the cache directory of one check and seed under cfg.
+func (c bcCache) entry(check string, cfg specs.Config, seed uint64) (string, error) {
+	p := cfg.Policy
+	if p.VLA != nil {
+		v := *p.VLA
+		v.Temperature = 0
+		p.VLA = &v
+	}
+	b, err := json.Marshal(struct {
+		Env        specs.Env
+		Policy     specs.Policy
+		Pretrain   specs.Pretrain
+		Evaluation specs.Evaluation
+		Seed       uint64
+	}{cfg.Env, p, cfg.Pretrain, cfg.Evaluation, seed})
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return filepath.Join(c.dir, fmt.Sprintf("%s-seed%d-%s", check, seed, hex.EncodeToString(sum[:6]))), nil
+}
+
+// restore copies a cached cloned policy into the fresh run directory runDir, so that the
+// run's PretrainPolicy finds it finished; false when the cache has none.
+func (c bcCache) restore(entry, runDir string) (bool, error) {
+	if _, err := os.Stat(filepath.Join(entry, runstore.PretrainFile)); errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	if err := os.CopyFS(runDir, os.DirFS(entry)); err != nil {
+		return false, fmt.Errorf("bench learn --bc-cache: restore %s: %w", entry, err)
+	}
+	return true, nil
+}
+
+// save copies the run's cloned policy and its summary into the cache entry (written under
+// a temporary name and renamed, so an interrupted save leaves no half entry).
+func (c bcCache) save(entry, runDir string) error {
+	if _, err := os.Stat(entry); err == nil {
+		return nil
+	}
+	tmp := entry + ".tmp"
+	if err := os.RemoveAll(tmp); err != nil {
+		return err
+	}
+	final := filepath.Join(activities.BCDir(runDir), "final")
+	rel, err := filepath.Rel(runDir, final)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(tmp, rel), 0o755); err != nil {
+		return err
+	}
+	if err := os.CopyFS(filepath.Join(tmp, rel), os.DirFS(final)); err != nil {
+		return fmt.Errorf("bench learn --bc-cache: save %s: %w", final, err)
+	}
+	b, err := os.ReadFile(filepath.Join(runDir, runstore.PretrainFile))
+	if err != nil {
+		return fmt.Errorf("bench learn --bc-cache: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, runstore.PretrainFile), b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, entry)
+}

@@ -1,0 +1,54 @@
+package specs
+
+import (
+	"strings"
+	"testing"
+)
+
+// vlaSpec is a tabletop pixel spec with a vla block holding extra lines.
+func vlaSpec(vlaBody string) []byte {
+	return []byte(strings.Replace(string(resourceSpec("action = \"tokens\"\n    vla {\n"+vlaBody+"\n    }", "", "")),
+		`env "cartpole" {}`, "env \"tabletop\" {\n    image_size = 32\n    pixels     = true\n  }", 1))
+}
+
+// TestVLATemperature: policy.vla.temperature reaches the arm; 1 (the default) is stored as
+// omitted, so a spec that writes it keeps the hash of one that does not; values outside
+// (0, 10] are refused with the attribute's name and the allowed range.
+func TestVLATemperature(t *testing.T) {
+	parse := func(body string) *Experiment {
+		t.Helper()
+		exp, diags := Parse("x.hcl", vlaSpec(body), nil)
+		if diags.HasErrors() {
+			t.Fatalf("%q: %v", body, diags)
+		}
+		return exp
+	}
+	arm := func(body string) Arm { return parse(body).Arms[0] }
+	if got := arm("temperature = 0.5").Config.Policy.VLA.SamplingTemperature(); got != 0.5 {
+		t.Errorf("temperature = 0.5 decoded as %v", got)
+	}
+	plain, one := arm(""), arm("temperature = 1")
+	if plain.Config.Policy.VLA.SamplingTemperature() != 1 {
+		t.Errorf("default temperature %v, want 1", plain.Config.Policy.VLA.SamplingTemperature())
+	}
+	if one.Config.Policy.VLA.Temperature != 0 {
+		t.Errorf("temperature = 1 stored as %v, want 0 (omitted)", one.Config.Policy.VLA.Temperature)
+	}
+	h0 := parse("").Hash
+	if h1 := parse("temperature = 1").Hash; h0 != h1 {
+		t.Errorf("temperature = 1 changed the hash: %s vs %s", h1, h0)
+	}
+	if h := parse("temperature = 0.5").Hash; h == h0 {
+		t.Error("temperature = 0.5 has the default's hash")
+	}
+	for _, bad := range []string{"temperature = 0", "temperature = -1", "temperature = 11"} {
+		_, diags := Parse("x.hcl", vlaSpec(bad), nil)
+		if !diags.HasErrors() {
+			t.Errorf("%q accepted", bad)
+			continue
+		}
+		if msg := diags.Error(); !strings.Contains(msg, "policy.vla.temperature") || !strings.Contains(msg, "greater than 0") {
+			t.Errorf("%q: error %q does not name policy.vla.temperature and its range", bad, msg)
+		}
+	}
+}
