@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/accerl/accerl/activities"
+	"github.com/accerl/accerl/runstore"
 	"github.com/accerl/accerl/specs"
 	"github.com/accerl/accerl/testenv/tabletop"
 )
@@ -154,6 +156,11 @@ type learnSeed struct {
 	DemoSteps       int64    `json:"demo_steps,omitempty"`
 	// BCCached says the cloned policy came from --bc-cache (WallS then excludes cloning).
 	BCCached bool `json:"bc_cached,omitempty"`
+	// EvalCurve is every evaluation's success rate in order (checks with a success rate),
+	// and TrainSuccess the training episodes' (sampled) success rate per update: how often
+	// the acting policy finished a task, what the RL loss had to learn from.
+	EvalCurve    []float64 `json:"eval_success_curve,omitempty"`
+	TrainSuccess []float64 `json:"train_success_curve,omitempty"`
 	Passed   bool `json:"passed"`
 }
 
@@ -273,6 +280,9 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			res.Seeds = append(res.Seeds, s)
 			fmt.Fprintf(stdout, "  seed %d: final mean return %.1f%s (%s) after %d steps, %.0f steps/s, %s\n",
 				seed, s.FinalReturn, successText(s), passWord(s.Passed), s.EnvSteps, s.StepsPerS, fmtDuration(time.Duration(s.WallS*float64(time.Second))))
+			if len(s.EvalCurve) > 0 {
+				fmt.Fprintf(stdout, "    evaluations' success: %s; training episodes' success per update: %s\n", pctList(s.EvalCurve), pctList(s.TrainSuccess))
+			}
 		}
 		failed = failed || !res.Passed
 		results = append(results, res)
@@ -337,6 +347,18 @@ func trainCheck(ctx context.Context, name string, cfg specs.Config, seed uint64,
 		StepsPerS: float64(st.EnvSteps) / wall, WallS: wall, DemoSteps: st.DemoSteps, BCCached: cached}
 	if st.HasEvalSuccess {
 		s.FinalSuccess = &st.EvalSuccess
+		metrics, _, err := runstore.ReadRun(dir)
+		if err != nil {
+			return s, err
+		}
+		for _, m := range metrics {
+			if m.EvalEpisodes > 0 && !math.IsNaN(m.EvalSuccess) {
+				s.EvalCurve = append(s.EvalCurve, m.EvalSuccess)
+			}
+			if m.Episodes > 0 && !math.IsNaN(m.Success) {
+				s.TrainSuccess = append(s.TrainSuccess, m.Success)
+			}
+		}
 	}
 	if st.HasPretrainSuccess {
 		s.PretrainSuccess = &st.PretrainSuccess
@@ -354,6 +376,18 @@ func successText(s learnSeed) string {
 		out += " (BC " + pct(s.PretrainSuccess) + ")"
 	}
 	return out
+}
+
+// pctList writes rates as space-separated whole percentages.
+func pctList(xs []float64) string {
+	var b strings.Builder
+	for i, x := range xs {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%.0f%%", 100*x)
+	}
+	return b.String()
 }
 
 // pct writes a rate as a percentage, "—" when absent.
