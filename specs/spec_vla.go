@@ -17,6 +17,7 @@ const (
 	attrVocabSize = "vocab_size"
 	attrSlimHead  = "slim_head"
 	attrTemp      = "temperature"
+	attrDetachVal = "detach_value"
 
 	pathVLA = blockPolicy + "." + blockVLA
 )
@@ -50,6 +51,11 @@ type VLA struct {
 	// the greedy actions. Cloning always trains at T = 1 and greedy evaluation does not
 	// depend on T. 0 (omitted from the JSON, so older specs keep their hash) is 1.
 	Temperature float64 `json:"temperature,omitempty"`
+	// DetachValue trains RL's value head on the transformer's pooled hidden states without
+	// sending the value loss's gradient into the transformer, so that the critic, which
+	// starts far from the returns (cloning does not train it), cannot move the features the
+	// cloned policy acts on. False (omitted from the JSON) trains them together.
+	DetachValue bool `json:"detach_value,omitempty"`
 }
 
 // SamplingTemperature is Temperature with 0 read as 1.
@@ -70,6 +76,7 @@ var vlaSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: attrDim}, {Name: attrLayers}, {Name: attrHeads}, {Name: attrPatch},
 		{Name: attrMLPRatio}, {Name: attrVocabSize}, {Name: attrSlimHead}, {Name: attrTemp},
+		{Name: attrDetachVal},
 	},
 }
 
@@ -92,6 +99,7 @@ func (d *decoder) decodeVLA(block *hcl.Block, v **VLA) {
 	d.setInt(a, p, attrVocabSize, &(*v).VocabSize, between(0, 1<<20))
 	d.setBool(a, p, attrSlimHead, &(*v).SlimHead)
 	d.setFloat(a, p, attrTemp, &(*v).Temperature, aboveUpTo(0, 10))
+	d.setBool(a, p, attrDetachVal, &(*v).DetachValue)
 	if (*v).Temperature == 1 {
 		(*v).Temperature = 0 // the default, stored as omitted so that the hash is the default's
 	}

@@ -11,7 +11,7 @@ func vlaSpec(vlaBody string) []byte {
 		`env "cartpole" {}`, "env \"tabletop\" {\n    image_size = 32\n    pixels     = true\n  }", 1))
 }
 
-// TestVLATemperature: policy.vla.temperature reaches the arm; 1 (the default) is stored as
+// TestVLATemperature: policy.vla.temperature (and detach_value) reach the arm; 1 (the default) is stored as
 // omitted, so a spec that writes it keeps the hash of one that does not; values outside
 // (0, 10] are refused with the attribute's name and the allowed range.
 func TestVLATemperature(t *testing.T) {
@@ -40,6 +40,9 @@ func TestVLATemperature(t *testing.T) {
 	}
 	if h := parse("temperature = 0.5").Hash; h == h0 {
 		t.Error("temperature = 0.5 has the default's hash")
+	}
+	if !arm("detach_value = true").Config.Policy.VLA.DetachValue || plain.Config.Policy.VLA.DetachValue {
+		t.Error("detach_value did not decode (or is on by default)")
 	}
 	for _, bad := range []string{"temperature = 0", "temperature = -1", "temperature = 11"} {
 		_, diags := Parse("x.hcl", vlaSpec(bad), nil)

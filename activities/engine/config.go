@@ -161,6 +161,9 @@ type VLASettings struct {
 	// Temperature samples the action tokens from softmax(logits/T) in acting and
 	// in the learner's log-probabilities (vla.PolicyConfig.Temperature); 0 is 1.
 	Temperature float64 `json:"temperature,omitempty"`
+	// DetachValue keeps the value loss's gradient out of the transformer
+	// (vla.PolicyConfig.DetachValue).
+	DetachValue bool `json:"detach_value,omitempty"`
 }
 
 // ModelConfig is the vla.Config of these settings for actionDims action
@@ -193,7 +196,7 @@ func (c Config) vlaConfig(obsDim, frameBytes int, space ActionSpace) (vla.Policy
 		bins = kernels.DefaultBins
 	}
 	pc := vla.PolicyConfig{Model: p.VLA.ModelConfig(len(space.Low), bins), ObsDim: obsDim,
-		InstrTokens: p.VLA.InstrTokens, InstrPad: p.VLA.InstrPad, Low: space.Low, High: space.High, Temperature: p.VLA.Temperature}
+		InstrTokens: p.VLA.InstrTokens, InstrPad: p.VLA.InstrPad, Low: space.Low, High: space.High, Temperature: p.VLA.Temperature, DetachValue: p.VLA.DetachValue}
 	if err := pc.Validate(); err != nil {
 		return pc, err
 	}

@@ -190,6 +190,7 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	jsonOut := fs.String("json", "", "also write the results to this JSON file")
 	cacheDir := fs.String("bc-cache", "", "keep each check's and seed's behaviour-cloned policy in this directory and start later runs of the same recipe from it instead of cloning again (RL ablations of a VLA check); the runs' BC success is the cached policy's")
 	temperature := fs.Float64("temperature", 0, "sample the VLA checks' RL action tokens at this temperature (policy.vla.temperature; 0 keeps the check's)")
+	detach := fs.Bool("detach-value", false, "train the VLA checks' RL value head without its gradient into the transformer (policy.vla.detach_value)")
 	remote := fs.Int("remote", 0, "step the checks' environments on this many `accerl envserver`s started on this host (over dm_env_rpc) instead of in process, to compare learning through the network tier; 0 is in process")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -252,12 +253,15 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if remoteAddrs != nil {
 			cfg.Env.Remote = &specs.Remote{Addresses: remoteAddrs}
 		}
-		if *temperature > 0 {
+		if *temperature > 0 || *detach {
 			if cfg.Policy.VLA == nil {
-				return fmt.Errorf("--temperature: check %s has no VLA policy", chk.Name)
+				return fmt.Errorf("--temperature and --detach-value: check %s has no VLA policy", chk.Name)
 			}
 			v := *cfg.Policy.VLA
-			v.Temperature = *temperature
+			if *temperature > 0 {
+				v.Temperature = *temperature
+			}
+			v.DetachValue = v.DetachValue || *detach
 			cfg.Policy.VLA = &v
 		}
 		res := learnResult{Check: chk.Name, Summary: chk.Summary, Mode: *mode, EnvSteps: cfg.Budget.EnvSteps, Threshold: chk.Threshold, Passed: true, Remote: len(remoteAddrs)}

@@ -115,7 +115,7 @@ func (m *Net[F]) headBackward(tape *Tape[F], dLogp, dEntropy []F, soft *SoftTarg
 }
 
 // valueBackward: ∂L/∂w += Σ dV·pool, ∂L/∂b += Σ dV, and each valid prefix
-// position receives dV·w/count.
+// position receives dV·w/count (nothing with SetDetachValue).
 func (m *Net[F]) valueBackward(tape *Tape[F], dValue, dhf []F) {
 	d, tp := m.cfg.Dim, m.cfg.PrefixLen()
 	for i, dv := range dValue {
@@ -126,6 +126,9 @@ func (m *Net[F]) valueBackward(tape *Tape[F], dValue, dhf []F) {
 		m.w.valB.g[0] += dv
 		for j, p := range pool {
 			m.w.valW.g[j] += dv * p
+		}
+		if m.detachValue {
+			continue
 		}
 		s := dv / F(tape.nValid[i])
 		for p := 0; p < tp; p++ {

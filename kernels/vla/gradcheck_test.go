@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -349,5 +351,42 @@ func checkSpans(t *testing.T, m *Net[float64], loss func() float64, grads []floa
 			continue
 		}
 		checkGrad(t, s.Name, loss, m.Params()[s.Offset:s.Offset+n], grads[s.Offset:s.Offset+n])
+	}
+}
+
+// TestDetachValue: with SetDetachValue a value-only loss trains the value
+// head exactly as without it and sends nothing into the rest of the model,
+// while a policy loss's gradients do not change.
+func TestDetachValue(t *testing.T) {
+	rng, c, m, batch, tokens := tinyGradCase(true, 21, 22)
+	wlp := randVec[float64](rng, gradCaseRows*c.ActionDims, 1)
+	wv := randVec[float64](rng, gradCaseRows, 1)
+	grads := func(detach bool, dLogp, dValue []float64) []float64 {
+		m.SetDetachValue(detach)
+		m.ZeroGrads()
+		m.Backward(m.Forward(batch, tokens), dLogp, nil, dValue)
+		return append([]float64(nil), m.Grads()...)
+	}
+	full, detached := grads(false, nil, wv), grads(true, nil, wv)
+	for _, s := range m.Spans() {
+		n := 1
+		for _, v := range s.Shape {
+			n *= v
+		}
+		if s.Offset+n > len(full) {
+			continue
+		}
+		head := strings.HasPrefix(s.Name, "value")
+		for i := s.Offset; i < s.Offset+n; i++ {
+			switch {
+			case head && detached[i] != full[i]:
+				t.Fatalf("%s[%d]: detached value gradient %v, attached %v: the head's own gradient must not change", s.Name, i-s.Offset, detached[i], full[i])
+			case !head && detached[i] != 0:
+				t.Fatalf("%s[%d]: gradient %v from a value-only loss with the value detached, want 0", s.Name, i-s.Offset, detached[i])
+			}
+		}
+	}
+	if p0, p1 := grads(false, wlp, nil), grads(true, wlp, nil); !slices.Equal(p0, p1) {
+		t.Error("detaching the value changed a policy loss's gradients")
 	}
 }

@@ -25,6 +25,9 @@ type Net[F Float] struct {
 	// invTemp is 1/T for the sampling temperature T of SetTemperature;
 	// 0 is T = 1.
 	invTemp F
+	// detachValue stops the value loss's gradient at the value head
+	// (SetDetachValue).
+	detachValue bool
 
 	be     kernels.Backend // float32 matrix products; nil: the pure-Go gemm
 	actWS  actWork[F]
@@ -48,6 +51,13 @@ func (m *Net[F]) SetTemperature(t float64) {
 		m.invTemp = F(1 / t)
 	}
 }
+
+// SetDetachValue(true) trains the value head on the pooled hidden states
+// as they are, without sending the value loss's gradient into the
+// transformer: RL's critic then cannot move the features a behaviour-cloned
+// policy acts on, while its value head (initialised near 0, far from the
+// returns) learns. False (the default) trains trunk and head together.
+func (m *Net[F]) SetDetachValue(on bool) { m.detachValue = on }
 
 // Temperature is the sampling temperature of SetTemperature (1 unless set).
 func (m *Net[F]) Temperature() float64 {

@@ -30,6 +30,9 @@ type PolicyConfig struct {
 	// 0 is 1. It is not part of the parameters: a policy cloned at T = 1
 	// fine-tunes at any T.
 	Temperature float64
+	// DetachValue keeps the value loss's gradient out of the transformer
+	// ([Net.SetDetachValue]): only the value head learns from it.
+	DetachValue bool
 }
 
 // temperature is Temperature with 0 read as 1.
@@ -104,6 +107,7 @@ func NewPolicy(cfg PolicyConfig, rng *rand.Rand) *Policy {
 	}
 	p := &Policy{cfg: cfg, net: New(cfg.Model, rng)}
 	p.net.SetTemperature(cfg.temperature())
+	p.net.SetDetachValue(cfg.DetachValue)
 	p.params = make([]float64, len(p.net.Params()))
 	for i, v := range p.net.Params() {
 		p.params[i] = float64(v)
@@ -188,6 +192,7 @@ func (p *Policy) CloneNetwork() kernels.Network { return p.Clone() }
 func (p *Policy) Clone() *Policy {
 	c := &Policy{cfg: p.cfg, net: newNet[float32](p.cfg.Model, nil)}
 	c.net.SetTemperature(p.cfg.temperature())
+	c.net.SetDetachValue(p.cfg.DetachValue)
 	c.params = append([]float64(nil), p.params...)
 	c.grads = make([]float64, len(p.params))
 	c.SyncParams()
