@@ -161,7 +161,7 @@ type learnSeed struct {
 	// the acting policy finished a task, what the RL loss had to learn from.
 	EvalCurve    []float64 `json:"eval_success_curve,omitempty"`
 	TrainSuccess []float64 `json:"train_success_curve,omitempty"`
-	Passed   bool `json:"passed"`
+	Passed       bool      `json:"passed"`
 }
 
 // learnResult is one check over all its seeds.
