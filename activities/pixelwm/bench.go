@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/accerl/accerl/kernels/edm"
+	"github.com/accerl/accerl/kernels/edm/proprio"
 	"github.com/accerl/accerl/kernels/edm/reward"
 	"github.com/accerl/accerl/testenv/tabletop"
 )
 
 // BenchConfig is one measurement of the pixel world model: offline data,
-// M_obs and M_rew trained for a wall-time budget, both scored on held-out
-// episodes.
+// M_obs and M_rew trained for a wall-time budget, the proprio head for a
+// number of steps, all scored on held-out episodes.
 type BenchConfig struct {
 	// Collect describes the offline data; DataDir, when set, is where it
 	// is stored as Arrow IPC and read back by a later run with the same
@@ -34,6 +35,13 @@ type BenchConfig struct {
 	ObsTrain edm.TrainConfig
 	Rew      reward.Config
 	RewTrain reward.TrainConfig
+	// Proprio and ProprioTrain are the proprio head's size and
+	// optimisation (package kernels/edm/proprio); ProprioSteps is its
+	// number of training steps, outside Budget (a step costs a few
+	// milliseconds). 0 leaves the head out.
+	Proprio      proprio.Config
+	ProprioTrain proprio.TrainConfig
+	ProprioSteps int
 	// Horizon is the number of imagined steps per rollout and Start the
 	// real step the rollouts start from.
 	Horizon, Start int
@@ -46,10 +54,12 @@ type BenchConfig struct {
 // DefaultBenchConfig measures on 200 spatial episodes of the expert with
 // execution noise 0.3 (about 80% succeed) and 8 lingering steps, both
 // cameras at 32×32, one episode in five held out, 8 training minutes (a
-// quarter for M_rew), and 8 imagined steps from step 20. Collecting is
-// cheap (~10 s); M_obs's steps, not its data, are what the budget limits,
-// while M_rew overfits 60 episodes (held-out focal loss 0.20 against 0.02
-// on its training frames) and generalises better from 200.
+// quarter for M_rew), 3,000 steps of the default proprio head (k = 4,
+// hidden 64, 64; a few seconds, outside the budget), and 8 imagined steps
+// from step 20. Collecting is cheap (~10 s); M_obs's steps, not its data,
+// are what the budget limits, while M_rew overfits 60 episodes (held-out
+// focal loss 0.20 against 0.02 on its training frames) and generalises
+// better from 200.
 func DefaultBenchConfig(seed uint64) BenchConfig {
 	cams := tabletop.Cameras()
 	return BenchConfig{
@@ -58,6 +68,7 @@ func DefaultBenchConfig(seed uint64) BenchConfig {
 		HeldEvery: 5, Budget: 8 * time.Minute, RewShare: 0.25,
 		Obs: edm.DefaultConfig(len(cams), tabletop.ActionDim), EDM: edm.DefaultEDM(), ObsTrain: edm.DefaultTrainConfig(seed),
 		Rew: reward.DefaultConfig(), RewTrain: reward.DefaultTrainConfig(seed),
+		Proprio: proprio.DefaultConfig(tabletop.ProprioDim, tabletop.ActionDim), ProprioTrain: proprio.DefaultTrainConfig(seed), ProprioSteps: 3000,
 		Horizon: 8, Start: 20, Seed: seed,
 	}
 }
@@ -85,6 +96,21 @@ func (c BenchConfig) Validate() error {
 	}
 	if err := c.RewTrain.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.ProprioSteps < 0 {
+		errs = append(errs, fmt.Errorf("proprio head steps must not be negative (0 leaves the head out), got %d", c.ProprioSteps))
+	} else if c.ProprioSteps > 0 {
+		if err := c.Proprio.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("proprio head: %w", err))
+		} else if c.Proprio.ProprioDim != tabletop.ProprioDim || c.Proprio.ActionDim != tabletop.ActionDim {
+			errs = append(errs, fmt.Errorf("proprio head reads %d-D proprioception and %d-D actions, the data has %d and %d; build it with proprio.DefaultConfig(tabletop.ProprioDim, tabletop.ActionDim)",
+				c.Proprio.ProprioDim, c.Proprio.ActionDim, tabletop.ProprioDim, tabletop.ActionDim))
+		} else if c.Start < c.Proprio.History-1 {
+			errs = append(errs, fmt.Errorf("rollouts start at step %d, before the proprio head's %d context vectors exist; start at %d or later", c.Start, c.Proprio.History, c.Proprio.History-1))
+		}
+		if err := c.ProprioTrain.Validate(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if c.HeldEvery < 2 {
 		errs = append(errs, fmt.Errorf("held-every must be at least 2 (one episode in that many is held out), got %d", c.HeldEvery))
@@ -140,10 +166,27 @@ type BenchResult struct {
 	RewHeldBefore float64            `json:"rew_held_out_focal_loss_before"`
 	RewHeldAfter  float64            `json:"rew_held_out_focal_loss_after"`
 	RewHeld       RewardEval         `json:"rew_held_out"`
+
+	// The proprio head, zero when ProprioSteps is 0. ProprioHeldBefore
+	// and ProprioHeldAfter are its standardised MSE on every held-out
+	// transition before and after training (1 on its own training data
+	// before, by construction).
+	Proprio           proprio.Config      `json:"proprio_config"`
+	ProprioTrain      proprio.TrainConfig `json:"proprio_train"`
+	ProprioParams     int                 `json:"proprio_params"`
+	ProprioSamples    int                 `json:"proprio_train_samples"`
+	ProprioSteps      int                 `json:"proprio_train_steps"`
+	ProprioSeconds    float64             `json:"proprio_train_seconds"`
+	ProprioLossEvery  int                 `json:"proprio_loss_every"`
+	ProprioLoss       []float64           `json:"proprio_loss_curve"` // mean minibatch standardised MSE over each ProprioLossEvery steps
+	ProprioHeldBefore float64             `json:"proprio_held_out_loss_before"`
+	ProprioHeldAfter  float64             `json:"proprio_held_out_loss_after"`
+	ProprioEval       ProprioEval         `json:"proprio_imagination"`
 }
 
 // Bench collects the offline data, trains M_obs then M_rew for their
-// shares of the budget, and evaluates both on the held-out episodes. It
+// shares of the budget and then the proprio head for its steps, and
+// evaluates each on the held-out episodes. It
 // returns the strip of the first held-out rollout with the result.
 func Bench(ctx context.Context, c BenchConfig) (BenchResult, Strip, error) {
 	if err := c.Validate(); err != nil {
@@ -186,7 +229,7 @@ func Bench(ctx context.Context, c BenchConfig) (BenchResult, Strip, error) {
 	samples := ObsSamples(c.Obs, train)
 	res.ObsParams, res.ObsSamples = len(obs.Net.Params()), len(samples)
 	say("M_obs: %d parameters, %d transitions, training %v", res.ObsParams, len(samples), obsBudget.Round(time.Second))
-	res.ObsLoss, res.ObsSeconds, err = trainFor(ctx, obsBudget, res.ObsLossEvery, func() (float64, error) { return obs.Step(samples) },
+	res.ObsLoss, res.ObsSeconds, err = trainFor(ctx, obsBudget, 0, res.ObsLossEvery, func() (float64, error) { return obs.Step(samples) },
 		func(step int, loss, sec float64) { say("M_obs step %d  EDM loss %.4f  (%.0fs)", step, loss, sec) })
 	if err != nil {
 		return res, Strip{}, err
@@ -207,7 +250,7 @@ func Bench(ctx context.Context, c BenchConfig) (BenchResult, Strip, error) {
 	res.RewHeldBefore = rew.EvalLoss(heldEx, 256)
 	rewBudget := c.Budget - obsBudget
 	say("M_rew: %d parameters, %d frames, training %v", res.RewParams, len(examples), rewBudget.Round(time.Second))
-	res.RewLoss, res.RewSeconds, err = trainFor(ctx, rewBudget, res.RewLossEvery, func() (float64, error) { return rew.Step(examples) },
+	res.RewLoss, res.RewSeconds, err = trainFor(ctx, rewBudget, 0, res.RewLossEvery, func() (float64, error) { return rew.Step(examples) },
 		func(step int, loss, sec float64) { say("M_rew step %d  focal loss %.4f  (%.0fs)", step, loss, sec) })
 	if err != nil {
 		return res, strip, err
@@ -215,17 +258,44 @@ func Bench(ctx context.Context, c BenchConfig) (BenchResult, Strip, error) {
 	res.RewSteps = rew.Steps
 	res.RewHeldAfter = rew.EvalLoss(heldEx, 256)
 	res.RewHeld = EvaluateReward(rew.Model, held)
+	if c.ProprioSteps == 0 {
+		return res, strip, nil
+	}
+
+	// The proprio head.
+	psamples, pheld := ProprioSamples(c.Proprio, train), ProprioSamples(c.Proprio, held)
+	pt, err := proprio.NewTrainer(c.Proprio, proprio.FitNorm(c.Proprio, psamples), c.ProprioTrain)
+	if err != nil {
+		return res, strip, err
+	}
+	res.Proprio, res.ProprioTrain, res.ProprioLossEvery = c.Proprio, c.ProprioTrain, 100
+	res.ProprioParams, res.ProprioSamples = len(pt.Model.Params()), len(psamples)
+	res.ProprioHeldBefore = pt.EvalLoss(pheld)
+	say("proprio head: %d parameters, %d transitions, training %d steps", res.ProprioParams, len(psamples), c.ProprioSteps)
+	res.ProprioLoss, res.ProprioSeconds, err = trainFor(ctx, 0, c.ProprioSteps, res.ProprioLossEvery, func() (float64, error) { return pt.Step(psamples) },
+		func(step int, loss, sec float64) { say("proprio step %d  loss %.4f  (%.1fs)", step, loss, sec) })
+	if err != nil {
+		return res, strip, err
+	}
+	res.ProprioSteps = pt.Steps
+	res.ProprioHeldAfter = pt.EvalLoss(pheld)
+	t2 := time.Now()
+	res.ProprioEval = EvaluateProprio(pt.Model, held, c.Start, c.Horizon)
+	res.ProprioEval.Seconds = time.Since(t2).Seconds()
 	return res, strip, nil
 }
 
-// trainFor calls step until budget has passed (at least once), averaging
-// its losses over every `every` steps into the returned curve and
-// reporting each average.
-func trainFor(ctx context.Context, budget time.Duration, every int, step func() (float64, error), report func(step int, loss, sec float64)) ([]float64, float64, error) {
+// trainFor calls step steps times when steps > 0, else until budget has
+// passed (at least once), averaging its losses over every `every` steps
+// into the returned curve and reporting each average.
+func trainFor(ctx context.Context, budget time.Duration, steps, every int, step func() (float64, error), report func(step int, loss, sec float64)) ([]float64, float64, error) {
 	start := time.Now()
 	var curve []float64
 	acc := 0.0
-	for n := 1; n == 1 || time.Since(start) < budget; n++ {
+	more := func(n int) bool {
+		return n == 1 || (steps > 0 && n <= steps) || (steps <= 0 && time.Since(start) < budget)
+	}
+	for n := 1; more(n); n++ {
 		if err := ctx.Err(); err != nil {
 			return curve, time.Since(start).Seconds(), err
 		}

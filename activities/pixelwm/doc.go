@@ -1,8 +1,10 @@
 // Package pixelwm is the data and measurement side of the pixel world
 // model of issue #15: offline trajectories with camera frames recorded on
 // the tabletop suites, the samples the observation model M_obs
-// (kernels/edm) and the reward model M_rew (kernels/edm/reward) train on,
-// and their evaluation on held-out episodes. The kernels know nothing of
+// (kernels/edm), the reward model M_rew (kernels/edm/reward) and the
+// proprio head (kernels/edm/proprio: the 8-D proprioception predicted
+// alongside the frames) train on, and their evaluation on held-out
+// episodes. The kernels know nothing of
 // the simulator; this package is where the two meet.
 //
 // # Offline data
@@ -33,5 +35,10 @@
 // ([EvaluateImagination]), M_rew's accuracy, precision and recall of
 // success and of end, and the error of the imagined reward r̂_t =
 // p_success(o_{t+1}) − p_success(o_t) against the true success increments
-// ([EvaluateReward]). `accerl bench pixel-wm` runs it.
+// ([EvaluateReward]). It then trains the proprio head for ProprioSteps
+// steps on [ProprioSamples] (each episode's recorded proprioception, the
+// same windows as M_obs's transitions) and reports its open-loop per-step
+// error from the same starts as M_obs's rollouts and its one-step error on
+// every held-out transition, both against copying the last vector
+// ([EvaluateProprio]). `accerl bench pixel-wm` runs it.
 package pixelwm

@@ -58,10 +58,9 @@ func oneStepMSE(m *Model[float32], data []Sample) (model, copyLast float64) {
 // layer, see TestUntrainedHeadPredictsMeanChange); the change is the
 // action times 0.2 except at the walls, so a head that uses the action
 // explains most of its variance: the loss must fall below 0.1 (measured
-// 0.038). On 20
-// held-out trajectories, copying the last vector errs by the whole step,
-// E[(0.2·a)²] = 0.04/3 ≈ 0.013 away from the walls; a head that learnt
-// the rule errs only where it misjudges the clamp. It must beat copy-last
+// 0.038). On 20 held-out trajectories, copying the last vector errs by the
+// whole step, E[(0.2·a)²] = 0.04/3 ≈ 0.013 away from the walls; a head
+// that learnt the rule errs only where it misjudges the clamp. It must beat copy-last
 // by 10× (measured: loss 1 → 0.038, held-out MSE 4.2e-4 vs 1.3e-2, 31×;
 // 660 samples, 0.3 s on 2 cores).
 func TestHeadLearnsClampedWalk(t *testing.T) {

@@ -17,13 +17,13 @@ type Config struct {
 	// one is predicted from (the current one and k−1 before it). The
 	// pixel world model uses M_obs's k, 4, so that both models start from
 	// the same step.
-	History int
+	History int `json:"history"`
 	// ProprioDim is D, the length of a proprioception vector (tabletop: 8).
-	ProprioDim int
+	ProprioDim int `json:"proprio_dim"`
 	// ActionDim is A, the length of the action (tabletop: 7).
-	ActionDim int
+	ActionDim int `json:"action_dim"`
 	// Hidden are the widths of the hidden SiLU layers, input side first.
-	Hidden []int
+	Hidden []int `json:"hidden"`
 }
 
 // DefaultConfig is k = 4 and two hidden layers of 64.
