@@ -14,11 +14,8 @@ import (
 //
 // body: the Config (ImageSize, Cameras, History, ActionDim, CondDim,
 // GroupSize, len(Channels), Channels… as int64), the EDM settings (six
-// float64 and Steps as int64), the TrainConfig (LR float64, BatchSize
-// int64, MaxGradNorm float64, Seed uint64), the step count (int64), the
-// PCG random state (its MarshalBinary bytes behind a uint32 length), the
-// parameter count n (int64), then n parameters, n first and n second Adam
-// moments as float32 bits. Equal states give equal bytes, and a restored
+// float64 and Steps as int64), then binrec.Tail: the TrainConfig, the step
+// count, the random state, the parameters and the two Adam moments. Equal states give equal bytes, and a restored
 // trainer draws the same minibatches and noise as the one that was saved.
 const (
 	trainerMagic  = "EDM-TRN\x00"
@@ -27,13 +24,8 @@ const (
 
 // MarshalBinary encodes the trainer's complete state.
 func (t *Trainer) MarshalBinary() ([]byte, error) {
-	rs, err := t.src.MarshalBinary()
-	if err != nil {
-		return nil, fmt.Errorf("edm: encode trainer: random state: %w", err)
-	}
 	c, e, tc := t.Net.cfg, t.EDM, t.Train
-	n := len(t.Net.params)
-	w := binrec.NewWriter(trainerMagic, 128+len(rs)+12*n)
+	w := binrec.NewWriter(trainerMagic, 256+12*len(t.Net.params))
 	w.U32(trainerFormat)
 	for _, v := range append([]int{c.ImageSize, c.Cameras, c.History, c.ActionDim, c.CondDim, c.GroupSize, len(c.Channels)}, c.Channels...) {
 		w.I64(v)
@@ -42,16 +34,9 @@ func (t *Trainer) MarshalBinary() ([]byte, error) {
 		w.F64(v)
 	}
 	w.I64(e.Steps)
-	w.F64(tc.LR)
-	w.I64(tc.BatchSize)
-	w.F64(tc.MaxGradNorm)
-	w.U64(tc.Seed)
-	w.I64(t.Steps)
-	w.U32(uint32(len(rs)))
-	w = append(w, rs...)
-	w.I64(n)
-	for _, s := range [][]float32{t.Net.params, t.M, t.V} {
-		w.F32s(s)
+	if err := w.Tail(binrec.Tail{LR: tc.LR, BatchSize: tc.BatchSize, MaxGradNorm: tc.MaxGradNorm, Seed: tc.Seed,
+		Steps: t.Steps, Rand: t.src, Params: t.Net.params, M: t.M, V: t.V}); err != nil {
+		return nil, fmt.Errorf("edm: encode trainer: %w", err)
 	}
 	return w.Seal(), nil
 }
@@ -83,31 +68,20 @@ func (t *Trainer) UnmarshalBinary(data []byte) error {
 		*p = r.F64()
 	}
 	e.Steps = r.I64()
-	var tc TrainConfig
-	tc.LR, tc.BatchSize, tc.MaxGradNorm, tc.Seed = r.F64(), r.I64(), r.F64(), r.U64()
-	steps := r.I64()
-	rs := r.Take(int(r.U32()))
-	n := r.I64()
-	if r.Err != nil {
-		return fmt.Errorf("edm: decode trainer: %w", r.Err)
+	tail, err := r.Tail()
+	if err != nil {
+		return fmt.Errorf("edm: decode trainer: %w", err)
 	}
 	if err := c.Validate(); err != nil {
 		return fmt.Errorf("edm: decode trainer: invalid config: %w", err)
 	}
-	src := new(rand.PCG)
-	if err := src.UnmarshalBinary(rs); err != nil {
-		return fmt.Errorf("edm: decode trainer: random state: %w", err)
+	net := NewNet[float32](c, nil, kernelsBackend(t))
+	if len(tail.Params) != len(net.params) {
+		return fmt.Errorf("edm: decode trainer: %d parameters, the config has %d", len(tail.Params), len(net.params))
 	}
-	be := kernelsBackend(t)
-	net := NewNet[float32](c, nil, be)
-	if n != len(net.params) || len(r.B) != 12*n {
-		return fmt.Errorf("edm: decode trainer: %d parameters in %d bytes, the config has %d", n, len(r.B), len(net.params))
-	}
-	m, v := make([]float32, n), make([]float32, n)
-	for _, s := range [][]float32{net.params, m, v} {
-		r.F32s(s)
-	}
-	*t = Trainer{Net: net, EDM: e, Train: tc, M: m, V: v, Steps: steps, src: src, rng: rand.New(src)}
+	copy(net.params, tail.Params)
+	tc := TrainConfig{LR: tail.LR, BatchSize: tail.BatchSize, MaxGradNorm: tail.MaxGradNorm, Seed: tail.Seed}
+	*t = Trainer{Net: net, EDM: e, Train: tc, M: tail.M, V: tail.V, Steps: tail.Steps, src: tail.Rand, rng: rand.New(tail.Rand)}
 	return nil
 }
 

@@ -15,11 +15,8 @@ import (
 //
 // body: the Config (History, ProprioDim, ActionDim, len(Hidden), Hidden…
 // as int64), the Norm (InMean, InStd, OutMean, OutStd as float64, their
-// lengths given by the config), the TrainConfig (LR float64, BatchSize
-// int64, MaxGradNorm float64, Seed uint64), the step count (int64), the
-// PCG random state (its MarshalBinary bytes behind a uint32 length), the
-// parameter count n (int64), then n parameters, n first and n second Adam
-// moments as float32 bits. Equal states give equal bytes, and a restored
+// lengths given by the config), then binrec.Tail: the TrainConfig, the
+// step count, the random state, the parameters and the two Adam moments. Equal states give equal bytes, and a restored
 // trainer draws the same minibatches as the one that was saved.
 const (
 	trainerMagic  = "PRP-TRN\x00"
@@ -28,13 +25,8 @@ const (
 
 // MarshalBinary encodes the trainer's complete state.
 func (t *Trainer) MarshalBinary() ([]byte, error) {
-	rs, err := t.src.MarshalBinary()
-	if err != nil {
-		return nil, fmt.Errorf("proprio: encode trainer: random state: %w", err)
-	}
 	c, nm, tc := t.Model.cfg, t.Model.norm, t.Train
-	n := len(t.Model.params)
-	w := binrec.NewWriter(trainerMagic, 128+len(rs)+16*c.In()+12*n)
+	w := binrec.NewWriter(trainerMagic, 256+16*c.In()+12*len(t.Model.params))
 	w.U32(trainerFormat)
 	for _, v := range append([]int{c.History, c.ProprioDim, c.ActionDim, len(c.Hidden)}, c.Hidden...) {
 		w.I64(v)
@@ -44,16 +36,9 @@ func (t *Trainer) MarshalBinary() ([]byte, error) {
 			w.F64(v)
 		}
 	}
-	w.F64(tc.LR)
-	w.I64(tc.BatchSize)
-	w.F64(tc.MaxGradNorm)
-	w.U64(tc.Seed)
-	w.I64(t.Steps)
-	w.U32(uint32(len(rs)))
-	w = append(w, rs...)
-	w.I64(n)
-	for _, s := range [][]float32{t.Model.params, t.M, t.V} {
-		w.F32s(s)
+	if err := w.Tail(binrec.Tail{LR: tc.LR, BatchSize: tc.BatchSize, MaxGradNorm: tc.MaxGradNorm, Seed: tc.Seed,
+		Steps: t.Steps, Rand: t.src, Params: t.Model.params, M: t.M, V: t.V}); err != nil {
+		return nil, fmt.Errorf("proprio: encode trainer: %w", err)
 	}
 	return w.Seal(), nil
 }
@@ -80,36 +65,23 @@ func (t *Trainer) UnmarshalBinary(data []byte) error {
 	if err := c.Validate(); err != nil || r.Err != nil {
 		return fmt.Errorf("proprio: decode trainer: invalid config %+v: %w", c, errors.Join(err, r.Err))
 	}
-	var nm Norm
-	for _, p := range []struct {
-		s *[]float64
-		n int
-	}{{&nm.InMean, c.In()}, {&nm.InStd, c.In()}, {&nm.OutMean, c.ProprioDim}, {&nm.OutStd, c.ProprioDim}} {
-		*p.s = make([]float64, p.n)
-		for i := range *p.s {
-			(*p.s)[i] = r.F64()
+	nm := Norm{InMean: make([]float64, c.In()), InStd: make([]float64, c.In()),
+		OutMean: make([]float64, c.ProprioDim), OutStd: make([]float64, c.ProprioDim)}
+	for _, s := range [][]float64{nm.InMean, nm.InStd, nm.OutMean, nm.OutStd} {
+		for i := range s {
+			s[i] = r.F64()
 		}
 	}
-	var tc TrainConfig
-	tc.LR, tc.BatchSize, tc.MaxGradNorm, tc.Seed = r.F64(), r.I64(), r.F64(), r.U64()
-	steps := r.I64()
-	rs := r.Take(int(r.U32()))
-	n := r.I64()
-	if r.Err != nil {
-		return fmt.Errorf("proprio: decode trainer: %w", r.Err)
-	}
-	src := new(rand.PCG)
-	if err := src.UnmarshalBinary(rs); err != nil {
-		return fmt.Errorf("proprio: decode trainer: random state: %w", err)
+	tail, err := r.Tail()
+	if err != nil {
+		return fmt.Errorf("proprio: decode trainer: %w", err)
 	}
 	m := NewModel[float32](c, nm, nil)
-	if n != len(m.params) || len(r.B) != 12*n {
-		return fmt.Errorf("proprio: decode trainer: %d parameters in %d bytes, the config has %d", n, len(r.B), len(m.params))
+	if len(tail.Params) != len(m.params) {
+		return fmt.Errorf("proprio: decode trainer: %d parameters, the config has %d", len(tail.Params), len(m.params))
 	}
-	mo, v := make([]float32, n), make([]float32, n)
-	for _, s := range [][]float32{m.params, mo, v} {
-		r.F32s(s)
-	}
-	*t = Trainer{Model: m, Train: tc, M: mo, V: v, Steps: steps, src: src, rng: rand.New(src), be: kernels.NewCPU(1)}
+	copy(m.params, tail.Params)
+	tc := TrainConfig{LR: tail.LR, BatchSize: tail.BatchSize, MaxGradNorm: tail.MaxGradNorm, Seed: tail.Seed}
+	*t = Trainer{Model: m, Train: tc, M: tail.M, V: tail.V, Steps: tail.Steps, src: tail.Rand, rng: rand.New(tail.Rand), be: kernels.NewCPU(1)}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+	"math/rand/v2"
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -104,4 +105,66 @@ func (r *Reader) F32s(s []float32) {
 	for i := range s {
 		s[i] = math.Float32frombits(r.U32())
 	}
+}
+
+// Tail is what every trainer record ends with, in this order: the
+// optimisation settings (LR float64, BatchSize int64, MaxGradNorm float64,
+// Seed uint64), the step count (int64), the PCG random state (its
+// MarshalBinary bytes behind a uint32 length), the parameter count n
+// (int64), then n parameters, n first and n second Adam moments as
+// float32 bits.
+type Tail struct {
+	LR          float64
+	BatchSize   int
+	MaxGradNorm float64
+	Seed        uint64
+	Steps       int
+	Rand        *rand.PCG
+	Params      []float32
+	M, V        []float32
+}
+
+// Tail appends t.
+func (w *Writer) Tail(t Tail) error {
+	rs, err := t.Rand.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("random state: %w", err)
+	}
+	w.F64(t.LR)
+	w.I64(t.BatchSize)
+	w.F64(t.MaxGradNorm)
+	w.U64(t.Seed)
+	w.I64(t.Steps)
+	w.U32(uint32(len(rs)))
+	*w = append(*w, rs...)
+	w.I64(len(t.Params))
+	for _, s := range [][]float32{t.Params, t.M, t.V} {
+		w.F32s(s)
+	}
+	return nil
+}
+
+// Tail consumes the rest of the record as a Tail; its three arrays must
+// fill it exactly.
+func (r *Reader) Tail() (Tail, error) {
+	var t Tail
+	t.LR, t.BatchSize, t.MaxGradNorm, t.Seed = r.F64(), r.I64(), r.F64(), r.U64()
+	t.Steps = r.I64()
+	rs := r.Take(int(r.U32()))
+	n := r.I64()
+	if r.Err != nil {
+		return t, r.Err
+	}
+	if n < 0 || len(r.B) != 12*n {
+		return t, fmt.Errorf("%d parameters in %d bytes", n, len(r.B))
+	}
+	t.Rand = new(rand.PCG)
+	if err := t.Rand.UnmarshalBinary(rs); err != nil {
+		return t, fmt.Errorf("random state: %w", err)
+	}
+	t.Params, t.M, t.V = make([]float32, n), make([]float32, n), make([]float32, n)
+	for _, s := range [][]float32{t.Params, t.M, t.V} {
+		r.F32s(s)
+	}
+	return t, nil
 }
