@@ -54,9 +54,10 @@ type BenchConfig struct {
 // DefaultBenchConfig measures on 200 spatial episodes of the expert with
 // execution noise 0.3 (about 80% succeed) and 8 lingering steps, both
 // cameras at 32×32, one episode in five held out, 8 training minutes (a
-// quarter for M_rew), 3,000 steps of the default proprio head (k = 4,
-// hidden 64, 64; a few seconds, outside the budget), and 8 imagined steps
-// from step 20. Collecting is cheap (~10 s); M_obs's steps, not its data,
+// quarter for M_rew), 3,000 steps of 64 for the default proprio head
+// (k = 4, hidden 64, 64; about 7 s, outside the budget; measured on these
+// episodes: held-out one-step NMSE 0.021 against copy-last's 1.04), and 8
+// imagined steps from step 20. Collecting is cheap (~10 s); M_obs's steps, not its data,
 // are what the budget limits, while M_rew overfits 60 episodes (held-out
 // focal loss 0.20 against 0.02 on its training frames) and generalises
 // better from 200.
