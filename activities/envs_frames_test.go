@@ -132,3 +132,47 @@ func mustTabletop(t *testing.T, e specs.Env) *tabletop.Env {
 	}
 	return sim.(*tabletop.Env)
 }
+
+// The evaluation environment of a tabletop VLA arm (fixed starts under the proprio
+// features, action chunks and frames) numbers its episodes: episode n started on a fresh
+// environment through engine.ResetEpisode, in any order, is the n-th Reset of another fresh
+// one (task n mod T from initial state n div T), observation and frame alike. Without the
+// wrappers passing it on, an evaluation played on 16 environments side by side started
+// every environment's first episode from task 0's first state.
+func TestTabletopEvalEnvNumbersEpisodes(t *testing.T) {
+	c := pixelTabletop()
+	c.Policy.ActionChunk, c.Policy.ExecuteSteps = 8, 2
+	factory := EnvFactory(c, 1)
+	eval := c.Pipeline.Workers * c.Pipeline.EnvsPerWorker // the first index past the rollout environments
+	seq, err := factory(eval)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer engine.CloseEnv(seq)
+	type start struct {
+		obs   []float64
+		frame []byte
+	}
+	var want []start
+	for range 6 {
+		obs := seq.Reset(nil)
+		want = append(want, start{obs, seq.(engine.FrameEnv).Frame(nil)})
+	}
+	if slices.Equal(want[0].frame, want[1].frame) || slices.Equal(want[0].frame, want[2].frame) {
+		t.Fatal("episodes 0, 1 and 2 start from the same frame: the fixed starts do not vary")
+	}
+	numbered, err := factory(eval)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer engine.CloseEnv(numbered)
+	if _, ok := numbered.(engine.EpisodeResetter); !ok {
+		t.Fatalf("the evaluation environment %T does not number its episodes (engine.EpisodeResetter)", numbered)
+	}
+	for _, n := range []int{3, 0, 5, 1, 4} {
+		obs := engine.ResetEpisode(numbered, n, nil)
+		if !slices.Equal(obs, want[n].obs) || !bytes.Equal(numbered.(engine.FrameEnv).Frame(nil), want[n].frame) {
+			t.Errorf("ResetEpisode(%d) on a fresh environment is not its %d-th start", n, n)
+		}
+	}
+}

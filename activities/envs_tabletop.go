@@ -23,6 +23,11 @@ func (e *featureEnv) Reset(rng *rand.Rand) []float64 {
 	return bc.Features(e.Env.Reset(rng), nil)
 }
 
+// ResetEpisode implements engine.EpisodeResetter for the environment beneath.
+func (e *featureEnv) ResetEpisode(n int, rng *rand.Rand) []float64 {
+	return bc.Features(engine.ResetEpisode(e.Env, n, rng), nil)
+}
+
 func (e *featureEnv) Step(action []float64) engine.StepResult {
 	r := e.Env.Step(action)
 	r.Obs = bc.Features(r.Obs, nil)
@@ -47,10 +52,16 @@ type fixedStarts interface {
 	ResetTo(task, init int) []float64
 }
 
-func (e *fixedInitEnv) Reset(*rand.Rand) []float64 {
-	t := e.tasks[e.n%len(e.tasks)]
-	i := (e.n / len(e.tasks)) % tabletop.InitStates
-	e.n++
+func (e *fixedInitEnv) Reset(rng *rand.Rand) []float64 { return e.ResetEpisode(e.n, rng) }
+
+// ResetEpisode implements engine.EpisodeResetter: episode n is task tasks[n mod T] from
+// fixed initial state (n div T) mod tabletop.InitStates, however many episodes this
+// environment played before (an evaluation that plays its episodes on several environments
+// side by side numbers them itself); the next Reset is episode n+1.
+func (e *fixedInitEnv) ResetEpisode(n int, _ *rand.Rand) []float64 {
+	t := e.tasks[n%len(e.tasks)]
+	i := (n / len(e.tasks)) % tabletop.InitStates
+	e.n = n + 1
 	return e.to.ResetTo(t, i)
 }
 
@@ -71,6 +82,11 @@ func (e chunkEnv) ActionSpace() engine.ActionSpace {
 		out.High = append(out.High, in.High...)
 	}
 	return out
+}
+
+// ResetEpisode implements engine.EpisodeResetter for the environment beneath.
+func (e chunkEnv) ResetEpisode(n int, rng *rand.Rand) []float64 {
+	return engine.ResetEpisode(e.Env, n, rng)
 }
 
 func (e chunkEnv) Step(action []float64) engine.StepResult {
@@ -122,6 +138,11 @@ var InstructionTokens = func() int {
 	}
 	return n
 }()
+
+// ResetEpisode implements engine.EpisodeResetter for the environment beneath.
+func (e framedEnv) ResetEpisode(n int, rng *rand.Rand) []float64 {
+	return engine.ResetEpisode(e.Env, n, rng)
+}
 
 func (e framedEnv) FrameBytes() int { return e.cams.FrameBytes() + 2*InstructionTokens }
 

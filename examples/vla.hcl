@@ -54,6 +54,8 @@ experiment "vla-spatial" {
       layers = 2  # transformer blocks
       heads  = 2
       patch  = 8  # 8×8-pixel patches
+      # temperature  = 1     # RL samples action tokens from softmax(logits / temperature)
+      # detach_value = false # true: the value loss does not move the transformer
     }
   }
 

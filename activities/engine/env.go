@@ -80,6 +80,27 @@ type FrameEnv interface {
 // width and action space.
 type EnvFactory func(index int) (Env, error)
 
+// EpisodeResetter is an evaluation environment whose episodes are numbered: ResetEpisode(n,
+// rng) starts the n-th episode of an evaluation (from 0), whatever this environment played
+// before, so that an evaluation played on several environments side by side starts episode
+// n from the same initial state as one played on a single environment (the tabletop suites'
+// fixed initial states: episode n is task n mod T from initial state n div T). Wrappers of
+// an Env that change its observations implement it by calling [ResetEpisode] on the inner
+// one.
+type EpisodeResetter interface {
+	ResetEpisode(n int, rng *rand.Rand) []float64
+}
+
+// ResetEpisode starts episode n of an evaluation on env: env.ResetEpisode(n, rng) when env is
+// an [EpisodeResetter], else env.Reset(rng) (an environment that draws its initial state
+// from rng: the evaluation draws them in episode order).
+func ResetEpisode(env Env, n int, rng *rand.Rand) []float64 {
+	if er, ok := env.(EpisodeResetter); ok {
+		return er.ResetEpisode(n, rng)
+	}
+	return env.Reset(rng)
+}
+
 // CloseEnv closes env if it holds resources (io.Closer); wrappers of an Env call it to pass
 // Close on.
 func CloseEnv(env Env) error {

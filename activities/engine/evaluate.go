@@ -101,8 +101,8 @@ func (e *Engine) Evaluate(episodes int, seed uint64, greedy bool) (EvalResult, e
 	a := kernels.Actions{Tokens: make([]int, sh.Tokens), Continuous: make([]float64, sh.Reals)}
 	logp, val := make([]float64, sh.LogProbs), make([]float64, 1)
 	act := make([]float64, sh.Env)
-	for range episodes {
-		obs := env.Reset(rng)
+	for ep := range episodes {
+		obs := ResetEpisode(env, ep, rng)
 		ret, n := 0.0, 0
 		for {
 			see()
@@ -171,7 +171,7 @@ func (e *Engine) evaluateRows(p kernels.Network, rs RowSampler, env Env, episode
 			r.ep = -1
 			return
 		}
-		r.ep, r.obs = next, r.env.Reset(rng)
+		r.ep, r.obs = next, ResetEpisode(r.env, next, rng)
 		r.rng = rand.New(rand.NewPCG(seed^uint64(next+1)*0x9e3779b97f4a7c15, streamEval))
 		next++
 	}

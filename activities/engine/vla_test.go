@@ -241,11 +241,36 @@ func TestVLASyncIndependentOfBatching(t *testing.T) {
 	}
 }
 
+// fixedStartBandit is colourBandit with the tabletop evaluation's fixed starts: its n-th
+// episode (counted by the environment itself, or numbered by ResetEpisode) is red when n mod
+// 3 is 0, whatever rng says.
+type fixedStartBandit struct {
+	colourBandit
+	n int
+}
+
+func (e *fixedStartBandit) Reset(rng *rand.Rand) []float64 { return e.ResetEpisode(e.n, rng) }
+func (e *fixedStartBandit) ResetEpisode(n int, rng *rand.Rand) []float64 {
+	obs := e.colourBandit.Reset(rng)
+	e.red, e.n = n%3 == 0, n+1
+	return obs
+}
+
 // TestVLAEvaluateIndependentOfParallelism: a VLA's evaluation plays episodes side by side
 // (evaluateRows), and the returns are the same, episode for episode, whether they run one,
-// three or sixteen at a time, greedy or sampled.
+// three or sixteen at a time, greedy or sampled: for environments that draw their initial
+// state from the evaluation's generator, and for ones with numbered fixed starts (where
+// sixteen fresh environments each counting its own episodes would play episode 0's start
+// sixteen times: the defect of the first batched evaluation).
 func TestVLAEvaluateIndependentOfParallelism(t *testing.T) {
-	e, err := New(vlaBanditConfig(), nil, banditFactory)
+	fixed := func(int) (Env, error) { return &fixedStartBandit{}, nil }
+	for name, factory := range map[string]EnvFactory{"drawn": banditFactory, "fixed": fixed} {
+		t.Run(name, func(t *testing.T) { checkEvaluateParallelism(t, factory, name == "fixed") })
+	}
+}
+
+func checkEvaluateParallelism(t *testing.T, factory EnvFactory, fixed bool) {
+	e, err := New(vlaBanditConfig(), nil, factory)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,6 +298,15 @@ func TestVLAEvaluateIndependentOfParallelism(t *testing.T) {
 		}
 		if ref.Successes == 0 || ref.Successes == 40 {
 			t.Logf("greedy %v: %d of 40 successes", greedy, ref.Successes)
+		}
+		if fixed && greedy {
+			// Greedy on fixed starts: episodes with the same colour (n mod 3 == 0 or not)
+			// return the same, so the 40 returns take at most two values in that pattern.
+			for n, r := range ref.Returns {
+				if want := ref.Returns[min(n%3, 1)]; r != want {
+					t.Fatalf("greedy episode %d returned %v, episode %d (same start colour) %v: the starts are not episode n's", n, r, min(n%3, 1), want)
+				}
+			}
 		}
 	}
 }
