@@ -42,6 +42,7 @@ func benchPixelWM(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	seed := fs.Uint64("seed", 1, "seed of the episodes, the models' weights, minibatches and sampling noise")
 	data := fs.String("data", "", "store the offline episodes in this directory as Arrow IPC (activities/demos' schema, one file per task) and reuse them when a later run asks for the same episodes; empty keeps them in memory")
 	jsonOut := fs.String("json", "", "also write the results to this JSON file")
+	proprioSteps := fs.Int("proprio-steps", def.ProprioSteps, "Adam steps of the proprioception head (predicts the next 8-D proprio from the last 4 and the action; seconds, outside the time budget); 0 leaves it out")
 	strip := fs.String("strip", "pixel-wm-strip.png", "write the real-vs-imagined strip of the first held-out rollout to this PNG (rows: real and imagined per camera); empty writes none")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -59,6 +60,7 @@ func benchPixelWM(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	cfg.Budget, cfg.RewShare = time.Duration(*minutes*float64(time.Minute)), *rewShare
 	cfg.Horizon, cfg.Start, cfg.HeldEvery = *horizon, *start, *heldEvery
 	cfg.RewTrain.Focal = reward.Focal{Gamma: *gamma, Alpha: *alpha}
+	cfg.ProprioSteps = *proprioSteps
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("bench pixel-wm: %w", err)
 	}
@@ -103,4 +105,16 @@ func printPixelWM(w io.Writer, r pixelwm.BenchResult) {
 	}
 	fmt.Fprintf(w, "  r̂ = p_success(o_t+1) − p_success(o_t) over %d transitions: MAE %.4f, RMSE %.4f; mean r̂ %.3f at the %d success steps (ideal 1), mean |r̂| %.4f elsewhere; episode-return MAE %.3f\n",
 		e.Transitions, e.RewardMAE, e.RewardRMSE, e.AtSuccess, e.SuccessSteps, e.Elsewhere, e.ReturnMAE)
+	if r.ProprioSteps == 0 {
+		return
+	}
+	pe := r.ProprioEval
+	fmt.Fprintf(w, "proprio head: %d parameters, %d Adam steps in %.1fs; held-out standardised loss %.4f → %.4f\n",
+		r.ProprioParams, r.ProprioSteps, r.ProprioSeconds, r.ProprioHeldBefore, r.ProprioHeldAfter)
+	fmt.Fprintf(w, "  one step over %d held-out transitions: NMSE %.4f (copy-last %.4f), MSE %.2e (copy-last %.2e)\n",
+		pe.Transitions, pe.OneStepNMSE, pe.OneStepCopyLastNMSE, pe.OneStepMSE, pe.OneStepCopyLastMSE)
+	fmt.Fprintf(w, "  open loop, %d rollouts from step %d:\n  step  imagined NMSE  copy-last NMSE\n", pe.Rollouts, pe.Start)
+	for h := range pe.NMSE {
+		fmt.Fprintf(w, "  %4d  %13.4f  %14.4f\n", h+1, pe.NMSE[h], pe.CopyLastNMSE[h])
+	}
 }

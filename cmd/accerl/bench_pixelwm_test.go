@@ -26,6 +26,7 @@ func TestBenchPixelWMArgumentErrors(t *testing.T) {
 		{[]string{"--horizon", "0"}, "horizon must be at least 1 imagined step"},
 		{[]string{"--start", "1"}, "rollouts start at step 1, before the 4 context frames exist; start at 3 or later"},
 		{[]string{"--held-every", "1"}, "held-every must be at least 2"},
+		{[]string{"--proprio-steps", "-1"}, "proprio head steps must not be negative (0 leaves the head out), got -1"},
 		{[]string{"spatial"}, `unexpected argument "spatial"; every setting is a flag`},
 	} {
 		_, _, err := runCLI(t, append([]string{"bench", "pixel-wm"}, tc.args...)...)
