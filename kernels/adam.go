@@ -82,6 +82,24 @@ func ClipGradNorm(grads []float64, maxNorm float64) (norm float64) {
 	return norm
 }
 
+// ClipGradNormOf is ClipGradNorm for gradients of either float width (the float32 models of
+// kernels/vla and kernels/edm), summing the squares in float64; a maxNorm ≤ 0 only measures.
+// It returns the norm before clipping (NaN or ±Inf for non-finite gradients, which it then
+// leaves as they are).
+func ClipGradNormOf[F ~float32 | ~float64](grads []F, maxNorm float64) float64 {
+	s := 0.0
+	for _, g := range grads {
+		s += float64(g) * float64(g)
+	}
+	norm := math.Sqrt(s)
+	if c := maxNorm / (norm + 1e-6); maxNorm > 0 && c < 1 {
+		for i := range grads {
+			grads[i] *= F(c)
+		}
+	}
+	return norm
+}
+
 // AdamState is Adam's complete state as plain, JSON-serialisable data, for checkpoints.
 type AdamState struct {
 	LR    float64   `json:"lr"`

@@ -67,3 +67,28 @@ func TestClipGradNorm(t *testing.T) {
 		t.Errorf("L2Norm of [1e200 1e200] = %v, want sqrt(2)e200", n)
 	}
 }
+
+func TestClipGradNormOf(t *testing.T) {
+	// float32 [3, 4]: norm 5 exactly (squares summed in float64); with max 1 each value is
+	// multiplied by float32(1/(5 + 1e-6)), one rounding: within 1 ulp of 3c and 4c.
+	g := []float32{3, 4}
+	if norm := ClipGradNormOf(g, 1); norm != 5 {
+		t.Errorf("norm = %v, want 5", norm)
+	}
+	c := float32(1 / (5 + 1e-6))
+	if g[0] != 3*c || g[1] != 4*c {
+		t.Errorf("clipped = %v, want [%v %v]", g, 3*c, 4*c)
+	}
+	// maxNorm ≤ 0 only measures; below the limit nothing changes.
+	for _, mx := range []float64{0, -1, 10} {
+		g = []float32{3, 4}
+		if norm := ClipGradNormOf(g, mx); norm != 5 || g[0] != 3 || g[1] != 4 {
+			t.Errorf("max %v: norm %v grads %v, want 5 and unchanged", mx, norm, g)
+		}
+	}
+	// A NaN gradient reports a NaN norm and is left as it is.
+	g = []float32{float32(math.NaN()), 1}
+	if norm := ClipGradNormOf(g, 1); !math.IsNaN(norm) || g[1] != 1 {
+		t.Errorf("NaN gradient: norm %v, grads %v; want NaN and untouched", norm, g)
+	}
+}

@@ -78,19 +78,9 @@ func (t *Trainer) Step(data []Sample) (float64, error) {
 	t.Net.ZeroGrads()
 	loss := t.Net.Loss(t.EDM, b, sigma, eps)
 	g := t.Net.Grads()
-	sq := 0.0
-	for _, v := range g {
-		sq += float64(v) * float64(v)
-	}
-	norm := math.Sqrt(sq)
+	norm := kernels.ClipGradNormOf(g, t.Train.MaxGradNorm)
 	if math.IsNaN(loss) || math.IsInf(loss, 0) || math.IsNaN(norm) || math.IsInf(norm, 0) {
 		return loss, fmt.Errorf("edm: train step %d: loss %v, gradient norm %v", t.Steps+1, loss, norm)
-	}
-	if mx := t.Train.MaxGradNorm; mx > 0 && norm > mx {
-		f := float32(mx / (norm + 1e-6))
-		for i := range g {
-			g[i] *= f
-		}
 	}
 	t.Steps++
 	t.Net.be.AdamStep(kernels.AdamOptions{LR: float32(t.Train.LR), Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, Step: t.Steps},

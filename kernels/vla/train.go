@@ -3,6 +3,8 @@ package vla
 import (
 	"fmt"
 	"math"
+
+	"github.com/accerl/accerl/kernels"
 )
 
 // Adam is the Adam optimizer (Kingma & Ba 2015, "Adam: A Method for
@@ -56,19 +58,10 @@ func (a *Adam[F]) Step(params, grads []F) {
 
 // ClipGradNorm rescales grads so that their global L2 norm is at most
 // maxNorm (torch.nn.utils.clip_grad_norm_: factor maxNorm/(norm + 1e-6)
-// when below 1) and returns the norm before clipping, summed in float64.
+// when below 1) and returns the norm before clipping, summed in float64
+// ([kernels.ClipGradNormOf]).
 func ClipGradNorm[F Float](grads []F, maxNorm float64) float64 {
-	s := 0.0
-	for _, g := range grads {
-		s += float64(g) * float64(g)
-	}
-	norm := math.Sqrt(s)
-	if c := maxNorm / (norm + 1e-6); c < 1 {
-		for i := range grads {
-			grads[i] *= F(c)
-		}
-	}
-	return norm
+	return kernels.ClipGradNormOf(grads, maxNorm)
 }
 
 // CrossEntropy is the behaviour-cloning loss of a tape from Forward with

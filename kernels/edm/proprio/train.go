@@ -83,19 +83,9 @@ func (t *Trainer) Step(data []Sample) (float64, error) {
 	m := t.Model
 	m.ZeroGrads()
 	loss := m.Loss(m.Batch(batch))
-	sq := 0.0
-	for _, v := range m.grads {
-		sq += float64(v) * float64(v)
-	}
-	norm := math.Sqrt(sq)
+	norm := kernels.ClipGradNormOf(m.grads, t.Train.MaxGradNorm)
 	if math.IsNaN(loss) || math.IsInf(loss, 0) || math.IsNaN(norm) || math.IsInf(norm, 0) {
 		return loss, fmt.Errorf("proprio: train step %d: loss %v, gradient norm %v", t.Steps+1, loss, norm)
-	}
-	if mx := t.Train.MaxGradNorm; mx > 0 && norm > mx {
-		f := float32(mx / (norm + 1e-6))
-		for i := range m.grads {
-			m.grads[i] *= f
-		}
 	}
 	t.Steps++
 	t.be.AdamStep(kernels.AdamOptions{LR: float32(t.Train.LR), Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, Step: t.Steps},
