@@ -30,7 +30,10 @@ func TestBCCache(t *testing.T) {
 		return e
 	}
 	base := key(func() {})
-	if got := key(func() { cfg.Policy.VLA.Temperature, cfg.Policy.VLA.DetachValue = 0.1, true; cfg.Algorithm.LearningRate = 1 }); got != base {
+	if got := key(func() {
+		cfg.Policy.VLA.Temperature, cfg.Policy.VLA.DetachValue = 0.1, true
+		cfg.Algorithm.LearningRate = 1
+	}); got != base {
 		t.Errorf("RL settings changed the entry: %s vs %s", got, base)
 	}
 	for name, mod := range map[string]func(){
