@@ -33,6 +33,10 @@ const (
 // BCDir is where a run keeps its behaviour-cloning checkpoints.
 func BCDir(runDir string) string { return filepath.Join(runDir, bcDir) }
 
+// BCPolicyDir is where a run keeps its finished warm-start policy (a checkpoint whose
+// presence tells PretrainPolicy the cloning is done).
+func BCPolicyDir(runDir string) string { return filepath.Join(BCDir(runDir), bcFinalDir) }
+
 // bcPolicy is the content of the final checkpoint: the warm-start parameters, in the engine
 // policy's layout (bc.Model.FoldedParams), and the pretraining's result.
 type bcPolicy struct {
@@ -81,8 +85,7 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 	}
 	defer wc.Close()
 	in.RunDir = wc.Dir
-	root := BCDir(in.RunDir)
-	final := filepath.Join(root, bcFinalDir)
+	root, final := BCDir(in.RunDir), BCPolicyDir(in.RunDir)
 	if p, err := loadBCPolicy(final); err == nil {
 		// The reference is the run directory's as it is now (it may have been moved
 		// or copied since the policy was saved).

@@ -126,7 +126,7 @@ func TestPretrainPolicyResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	copied := runPretrain(t, PretrainPolicyInput{RunDir: moved, SpecHash: "h", Config: c, Seed: 1})
-	if want := filepath.Join(BCDir(moved), bcFinalDir); copied.Checkpoint != want || copied.WallS != resumed.WallS {
+	if want := BCPolicyDir(moved); copied.Checkpoint != want || copied.WallS != resumed.WallS {
 		t.Errorf("copied run: checkpoint %q (wall %v), want %q without cloning again", copied.Checkpoint, copied.WallS, want)
 	}
 	if err := os.Rename(BCDir(dir)+".away", BCDir(dir)); err != nil {

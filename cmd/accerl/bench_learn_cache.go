@@ -72,15 +72,11 @@ func (c bcCache) save(entry, runDir string) error {
 	if err := os.RemoveAll(tmp); err != nil {
 		return err
 	}
-	final := filepath.Join(activities.BCDir(runDir), "final")
-	rel, err := filepath.Rel(runDir, final)
-	if err != nil {
+	final, dst := activities.BCPolicyDir(runDir), activities.BCPolicyDir(tmp)
+	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Join(tmp, rel), 0o755); err != nil {
-		return err
-	}
-	if err := os.CopyFS(filepath.Join(tmp, rel), os.DirFS(final)); err != nil {
+	if err := os.CopyFS(dst, os.DirFS(final)); err != nil {
 		return fmt.Errorf("bench learn --bc-cache: save %s: %w", final, err)
 	}
 	b, err := os.ReadFile(filepath.Join(runDir, runstore.PretrainFile))

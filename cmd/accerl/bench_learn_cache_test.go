@@ -51,7 +51,7 @@ func TestBCCache(t *testing.T) {
 	}
 
 	run := t.TempDir()
-	final := filepath.Join(activities.BCDir(run), "final")
+	final := activities.BCPolicyDir(run)
 	for path, body := range map[string]string{
 		filepath.Join(final, "policy.json"):                       "{}",
 		filepath.Join(activities.BCDir(run), "epoch-000001", "x"): "epoch",

@@ -93,7 +93,7 @@ func (m *Net[F]) headBackward(tape *Tape[F], dLogp, dEntropy []F, soft *SoftTarg
 		}
 	})
 	// The logits are (h·Wᵀ)/T: ∂L/∂(h·Wᵀ) = (∂L/∂z)/T.
-	if s := m.logitScale(); s != 1 {
+	if s := m.logitScale; s != 1 {
 		for i := range dz[:nb*na*k] {
 			dz[i] *= s
 		}

@@ -385,7 +385,7 @@ func (m *Net[F]) headWidth() int {
 // logits are divided by the temperature (SetTemperature).
 func (m *Net[F]) headLogits(h []F, n int, logits []F) {
 	k := m.headWidth()
-	matmul(m.be, false, true, n, k, m.cfg.Dim, m.logitScale(), h, m.w.head.w[:k*m.cfg.Dim], 0, logits)
+	matmul(m.be, false, true, n, k, m.cfg.Dim, m.logitScale, h, m.w.head.w[:k*m.cfg.Dim], 0, logits)
 }
 
 // headForward evaluates the head at the action positions of the tape.

@@ -22,9 +22,9 @@ type Net[F Float] struct {
 	w             weights[F]
 	spans         []Span
 
-	// invTemp is 1/T for the sampling temperature T of SetTemperature;
-	// 0 is T = 1.
-	invTemp F
+	// logitScale is 1/T for the sampling temperature T of SetTemperature
+	// (1 from newNet).
+	logitScale F
 	// detachValue stops the value loss's gradient at the value head
 	// (SetDetachValue).
 	detachValue bool
@@ -46,10 +46,7 @@ func (m *Net[F]) SetTemperature(t float64) {
 	if !(t > 0) || math.IsInf(t, 0) {
 		panic(fmt.Sprintf("vla: SetTemperature(%v): the temperature must be a positive number", t))
 	}
-	m.invTemp = 0
-	if t != 1 {
-		m.invTemp = F(1 / t)
-	}
+	m.logitScale = F(1 / t)
 }
 
 // SetDetachValue(true) trains the value head on the pooled hidden states
@@ -60,20 +57,7 @@ func (m *Net[F]) SetTemperature(t float64) {
 func (m *Net[F]) SetDetachValue(on bool) { m.detachValue = on }
 
 // Temperature is the sampling temperature of SetTemperature (1 unless set).
-func (m *Net[F]) Temperature() float64 {
-	if m.invTemp == 0 {
-		return 1
-	}
-	return 1 / float64(m.invTemp)
-}
-
-// logitScale is the factor 1/T on the head's logits.
-func (m *Net[F]) logitScale() F {
-	if m.invTemp == 0 {
-		return 1
-	}
-	return m.invTemp
-}
+func (m *Net[F]) Temperature() float64 { return 1 / float64(m.logitScale) }
 
 // Model is the float32 micro-VLA.
 type Model = Net[float32]
@@ -133,7 +117,7 @@ func NewNet[F Float](cfg Config, rng *rand.Rand) *Net[F] {
 // newNet returns a model of cfg with zero parameters and, for float32, the
 // backend be (nil: a new CPU backend).
 func newNet[F Float](cfg Config, be kernels.Backend) *Net[F] {
-	m := &Net[F]{cfg: cfg, params: make([]F, cfg.ParamCount()), grads: make([]F, cfg.TrainableCount())}
+	m := &Net[F]{cfg: cfg, params: make([]F, cfg.ParamCount()), grads: make([]F, cfg.TrainableCount()), logitScale: 1}
 	m.w, m.spans, _, _ = buildLayout(cfg, m.params, m.grads)
 	if isF32[F]() {
 		if be == nil {

@@ -35,12 +35,14 @@ type PolicyConfig struct {
 	DetachValue bool
 }
 
-// temperature is Temperature with 0 read as 1.
-func (c PolicyConfig) temperature() float64 {
-	if c.Temperature == 0 {
-		return 1
+// rlSettings applies the RL settings (Temperature, 0 read as 1, and
+// DetachValue) to m and returns it.
+func (c PolicyConfig) rlSettings(m *Model) *Model {
+	if c.Temperature != 0 {
+		m.SetTemperature(c.Temperature)
 	}
-	return c.Temperature
+	m.SetDetachValue(c.DetachValue)
+	return m
 }
 
 // FrameBytes is the length of one frame.
@@ -105,9 +107,7 @@ func NewPolicy(cfg PolicyConfig, rng *rand.Rand) *Policy {
 	if err := cfg.Validate(); err != nil {
 		panic(fmt.Sprintf("vla: NewPolicy: %v", err))
 	}
-	p := &Policy{cfg: cfg, net: New(cfg.Model, rng)}
-	p.net.SetTemperature(cfg.temperature())
-	p.net.SetDetachValue(cfg.DetachValue)
+	p := &Policy{cfg: cfg, net: cfg.rlSettings(New(cfg.Model, rng))}
 	p.params = make([]float64, len(p.net.Params()))
 	for i, v := range p.net.Params() {
 		p.params[i] = float64(v)
@@ -190,9 +190,7 @@ func (p *Policy) CloneNetwork() kernels.Network { return p.Clone() }
 // Clone returns a deep copy of the parameters (not the scratch or the
 // frames) with its own float32 network and backend.
 func (p *Policy) Clone() *Policy {
-	c := &Policy{cfg: p.cfg, net: newNet[float32](p.cfg.Model, nil)}
-	c.net.SetTemperature(p.cfg.temperature())
-	c.net.SetDetachValue(p.cfg.DetachValue)
+	c := &Policy{cfg: p.cfg, net: p.cfg.rlSettings(newNet[float32](p.cfg.Model, nil))}
 	c.params = append([]float64(nil), p.params...)
 	c.grads = make([]float64, len(p.params))
 	c.SyncParams()
