@@ -40,6 +40,8 @@ func EngineConfig(c specs.Config, seed uint64, totalUpdates int) engine.Config {
 		MaxEnvSteps:     c.Budget.EnvSteps,
 		GAELambda:       a.GAELambda,
 		RecomputeValues: a.RecomputeValues,
+		CriticWarmup:    int64(a.CriticWarmup),
+		SkipRewardless:  a.SkipRewardless,
 		Policy: engine.PolicySettings{
 			Head:       head,
 			Bins:       c.Policy.Bins,

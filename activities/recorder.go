@@ -94,6 +94,7 @@ func (r *recorder) add(u engine.UpdateReport) {
 		LagESS:         u.Stats.Lag.ESS,
 		EvalReturn:     math.NaN(), // set on the segment's last row by addEval
 		EvalSuccess:    math.NaN(),
+		ValueOnly:      boolInt(u.Stats.ValueOnly),
 	})
 }
 
@@ -108,4 +109,12 @@ func (r *recorder) addEval(ev engine.EvalResult) {
 	if ev.HasSuccess {
 		last.EvalSuccess = ev.SuccessRate()
 	}
+}
+
+// boolInt is 1 for true and 0 for false (a metrics flag column).
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }

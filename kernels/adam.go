@@ -28,7 +28,16 @@ func NewAdam(n int, lr float64) *Adam {
 }
 
 // Step applies one update to params from grads (both of length len(a.M)).
-func (a *Adam) Step(params, grads []float64) {
+func (a *Adam) Step(params, grads []float64) { a.step(params, grads, false) }
+
+// StepSparse is Step for entries whose gradient is not exactly 0: an entry
+// with a zero gradient keeps its parameter and both moments, as if it were
+// not part of the step (torch's SparseAdam); the step counter T still
+// advances. A critic-only update uses it so that the momentum of earlier
+// policy steps does not keep moving parameters the update gave no gradient.
+func (a *Adam) StepSparse(params, grads []float64) { a.step(params, grads, true) }
+
+func (a *Adam) step(params, grads []float64, sparse bool) {
 	if len(params) != len(a.M) || len(grads) != len(a.M) || len(a.V) != len(a.M) {
 		panic(fmt.Sprintf("kernels: Adam.Step: params %d, grads %d, state %d/%d; want all equal",
 			len(params), len(grads), len(a.M), len(a.V)))
@@ -40,6 +49,9 @@ func (a *Adam) Step(params, grads []float64) {
 	stepSize := a.LR / bc1
 	sqrtBC2 := math.Sqrt(bc2)
 	for i, g := range grads {
+		if sparse && g == 0 {
+			continue
+		}
 		m := a.Beta1*a.M[i] + (1-a.Beta1)*g
 		v := a.Beta2*a.V[i] + (1-a.Beta2)*g*g
 		a.M[i], a.V[i] = m, v

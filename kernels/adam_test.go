@@ -38,6 +38,30 @@ func TestAdamTwoStepsByHand(t *testing.T) {
 	}
 }
 
+func TestAdamStepSparseKeepsZeroGradientEntries(t *testing.T) {
+	// After one dense step both entries carry momentum. A dense step with a
+	// zero gradient moves entry 1 by its momentum; a sparse step leaves its
+	// parameter and both moments exactly as they were, and treats entry 0
+	// (non-zero gradient) exactly as the dense step does.
+	dense, sparse := NewAdam(2, 0.1), NewAdam(2, 0.1)
+	pd, ps := []float64{1, 3}, []float64{1, 3}
+	dense.Step(pd, []float64{0.5, 0.25})
+	sparse.Step(ps, []float64{0.5, 0.25})
+	kept := []float64{ps[1], sparse.M[1], sparse.V[1]}
+	dense.Step(pd, []float64{-1, 0})
+	sparse.StepSparse(ps, []float64{-1, 0})
+	if pd[0] != ps[0] || dense.M[0] != sparse.M[0] || dense.V[0] != sparse.V[0] || sparse.T != 2 {
+		t.Errorf("entry 0: sparse p %v M %v V %v T %d, dense p %v M %v V %v; want identical and T 2",
+			ps[0], sparse.M[0], sparse.V[0], sparse.T, pd[0], dense.M[0], dense.V[0])
+	}
+	if got := []float64{ps[1], sparse.M[1], sparse.V[1]}; got[0] != kept[0] || got[1] != kept[1] || got[2] != kept[2] {
+		t.Errorf("entry 1 (zero gradient): p, M, V = %v after the sparse step, want %v", got, kept)
+	}
+	if pd[1] == kept[0] {
+		t.Errorf("the dense step did not move entry 1 (p %v); the test does not exercise momentum", pd[1])
+	}
+}
+
 func TestClipGradNorm(t *testing.T) {
 	// [3, 4] has norm 5; with max 1 the scale is 1/(5 + 1e-6), giving
 	// [0.6, 0.8]·5/(5+1e-6) = [0.59999988, 0.79999984].

@@ -56,6 +56,7 @@ type UpdateStats struct {
 	ESS           float64    // effective sample size (Σr)²/(N Σr²) of each minibatch's ratios
 	LR            float64    // learning rate of this update (from the schedule)
 	Lag           RatioStats // ratios of the whole batch under the parameters before the first step: the policy lag
+	ValueOnly     bool       // the update trained the value alone (LossConfig.ValueOnly): the policy loss gave no gradient
 }
 
 // growInts returns buf resliced to length n, reallocating only when its

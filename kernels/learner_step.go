@@ -30,7 +30,14 @@ func (l *PolicyLearner) step(b *Batch, idx []int) (UpdateStats, error) {
 	l.saveParams = append(l.saveParams[:0], params...)
 	l.saveM = append(l.saveM[:0], l.Opt.M...)
 	l.saveV = append(l.saveV[:0], l.Opt.V...)
-	l.Opt.Step(params, m.Grads())
+	if l.Cfg.ValueOnly {
+		// Parameters the value loss does not reach (the actor's; the whole
+		// transformer of a VLA with a detached value) get exactly 0: keep them,
+		// momentum included.
+		l.Opt.StepSparse(params, m.Grads())
+	} else {
+		l.Opt.Step(params, m.Grads())
+	}
 	if i, ok := allFinite(params); !ok {
 		bad := params[i]
 		copy(params, l.saveParams)

@@ -47,6 +47,14 @@ type LossConfig struct {
 	ValueCoef     float64 // weight of the value loss
 	EntropyCoef   float64 // weight of the entropy bonus; larger keeps the policy more random
 	KLCoef        float64 // weight of the KL(π_old‖π_θ) penalty; 0 disables it
+	// ValueOnly makes this a critic-only step: the policy, entropy and KL terms
+	// are still computed and reported but contribute no gradient (and no
+	// Total), so only the value loss moves the parameters, and the learner
+	// steps with Adam.StepSparse (no momentum for parameters it does not
+	// reach; a value head sharing a trunk still moves it). The engine sets it
+	// per update (critic warm-up, batches without reward); it is never part of
+	// a stored configuration.
+	ValueOnly bool `json:"-"`
 }
 
 // Validate reports coefficients the loss cannot run with.
@@ -231,12 +239,16 @@ func Loss(cfg LossConfig, in LossInput, grad LossGrad) LossTerms {
 			panic(fmt.Sprintf("kernels: Loss: unknown algorithm %q", cfg.Algo))
 		}
 		t.Policy += term
-		grad.LogProbs[k] = g * inv
 		t.ApproxKL += (ratio - 1) - logRatio
+		t.Entropy += in.Entropy[k]
+		if cfg.ValueOnly {
+			grad.LogProbs[k], grad.Entropy[k] = 0, 0
+			continue
+		}
+		grad.LogProbs[k] = g * inv
 		if cfg.KLCoef != 0 {
 			grad.LogProbs[k] += cfg.KLCoef * (ratio - 1) * inv
 		}
-		t.Entropy += in.Entropy[k]
 		grad.Entropy[k] = -cfg.EntropyCoef * inv
 	}
 
@@ -266,6 +278,9 @@ func Loss(cfg LossConfig, in LossInput, grad LossGrad) LossTerms {
 	t.Entropy *= inv
 	t.ApproxKL *= inv
 	t.Total = t.Policy - cfg.EntropyCoef*t.Entropy + cfg.ValueCoef*t.Value + cfg.KLCoef*t.ApproxKL
+	if cfg.ValueOnly {
+		t.Total = cfg.ValueCoef * t.Value
+	}
 	rs := ComputeRatioStats(in.LogProbs, in.OldLogProbs, eps, cfg.gipoSigma())
 	t.ClipFrac, t.LowWeightFrac, t.ESS = rs.ClipFrac, rs.LowWeightFrac, rs.ESS
 	return t

@@ -337,3 +337,40 @@ func TestLossConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestLossValueOnly(t *testing.T) {
+	// A critic-only step keeps every reported term and the value gradient of
+	// the full loss, and gives the policy nothing to follow: no log-prob or
+	// entropy gradient (from the policy term, the entropy bonus or the KL
+	// penalty), and a Total that is the weighted value loss alone.
+	for _, algo := range []string{AlgoPPO, AlgoGIPO, AlgoSAPO, AlgoVTrace} {
+		rng := rand.New(rand.NewPCG(65, 66))
+		in := lossFixture(rng, 5, 3, 0.3)
+		cfg := DefaultLearnerConfig(algo).LossConfig
+		cfg.KLCoef = 0.2
+		full, vo := newGrad(5, 3), newGrad(5, 3)
+		ft := Loss(cfg, in, full)
+		cfg.ValueOnly = true
+		vt := Loss(cfg, in, vo)
+		if vt.Policy != ft.Policy || vt.Value != ft.Value || vt.Entropy != ft.Entropy || vt.ApproxKL != ft.ApproxKL || vt.ClipFrac != ft.ClipFrac {
+			t.Errorf("%s: value-only terms %+v differ from the full loss's %+v", algo, vt, ft)
+		}
+		// The same float64 product, c_v·L_V, either way: exact.
+		if want := cfg.ValueCoef * ft.Value; vt.Total != want {
+			t.Errorf("%s: value-only total %v, want c_v·L_V = %v", algo, vt.Total, want)
+		}
+		for k := range vo.LogProbs {
+			if vo.LogProbs[k] != 0 || vo.Entropy[k] != 0 {
+				t.Fatalf("%s: token %d has gradients %v (log-prob) and %v (entropy), want 0", algo, k, vo.LogProbs[k], vo.Entropy[k])
+			}
+			if full.LogProbs[k] == 0 {
+				t.Fatalf("%s: token %d has no log-prob gradient in the full loss; the fixture does not test anything", algo, k)
+			}
+		}
+		for i := range vo.Values {
+			if vo.Values[i] != full.Values[i] {
+				t.Errorf("%s: value gradient %d is %v, want the full loss's %v", algo, i, vo.Values[i], full.Values[i])
+			}
+		}
+	}
+}

@@ -91,6 +91,9 @@
 //	eval_success    float64  share of them that reached the task's goal (the tabletop suites, CartPole,
 //	                         Acrobot, MountainCar); NaN if none were played or the task has no notion
 //	                         of success (Pendulum)
+//	value_only      int64    1 when the update trained the value alone (algorithm.critic_warmup, or
+//	                         skip_rewardless on a batch whose rewards were all 0); 0 otherwise and in
+//	                         files written before the column existed
 //
 // episodes/seg-NNNNNN.arrow, one row per finished episode (EpisodeRow):
 //

@@ -37,6 +37,7 @@ type MetricsRow struct {
 	EvalReturn     float64 // eval_return: mean return of the evaluation episodes played after this update, NaN if none
 	EvalEpisodes   int64   // eval_episodes: evaluation episodes played after this update (0 on most rows)
 	EvalSuccess    float64 // eval_success: share of those episodes that reached the task's goal, NaN if none or no notion of success
+	ValueOnly      int64   // value_only: 1 when the update trained the value alone (algorithm.critic_warmup, skip_rewardless), else 0
 }
 
 // EpisodeRow is one finished episode. The comment after each field is its

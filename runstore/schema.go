@@ -95,6 +95,7 @@ var metricsTable = newTable("metrics", []column[MetricsRow]{
 	{name: "eval_return", f64: func(r *MetricsRow) *float64 { return &r.EvalReturn }},
 	{name: "eval_episodes", i64: func(r *MetricsRow) *int64 { return &r.EvalEpisodes }},
 	{name: "eval_success", f64: func(r *MetricsRow) *float64 { return &r.EvalSuccess }},
+	{name: "value_only", i64: func(r *MetricsRow) *int64 { return &r.ValueOnly }},
 })
 
 // episodesTable is the schema of episodes/seg-NNNNNN.arrow.

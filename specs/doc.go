@@ -105,6 +105,8 @@
 //	    vtrace_rho_bar   = 1.0     # V-trace ρ̄ truncation, > 0
 //	    vtrace_c_bar     = 1.0     # V-trace c̄ truncation, > 0
 //	    clip_value_loss  = true    # clip the value change per update to ±clip (CleanRL)
+//	    critic_warmup    = 0       # first N updates train the value alone (no policy step), >= 0
+//	    skip_rewardless  = false   # true: a batch whose rewards are all 0 trains the value alone
 //	  }
 //
 //	  pipeline {

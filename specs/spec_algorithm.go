@@ -28,6 +28,8 @@ const (
 	attrVTraceRhoBar    = "vtrace_rho_bar"
 	attrVTraceCBar      = "vtrace_c_bar"
 	attrClipValueLoss   = "clip_value_loss"
+	attrCriticWarmup    = "critic_warmup"
+	attrSkipRewardless  = "skip_rewardless"
 )
 
 // pathAlgorithmName is the sources path recorded for the algorithm label.
@@ -95,6 +97,16 @@ type Algorithm struct {
 	// CleanRL does. Turn it off when returns are large (Pendulum's are near
 	// −1000): the clipped critic then cannot follow them.
 	ClipValueLoss bool `json:"clip_value_loss"`
+	// CriticWarmup is the number of updates at the start of each run that
+	// train the value alone (no policy gradient): when RL fine-tunes a cloned
+	// policy the critic starts untrained, and advantages made of its errors
+	// move the policy at random (verl's critic_warmup). >= 0; 0 (omitted from
+	// the stored config, so older configs keep their hashes) is off.
+	CriticWarmup int `json:"critic_warmup,omitempty"`
+	// SkipRewardless trains the value alone on every batch whose rewards are
+	// all 0 (sparse success reward: no episode in it succeeded): such a
+	// batch's advantages hold only the critic's errors.
+	SkipRewardless bool `json:"skip_rewardless,omitempty"`
 }
 
 var algorithmSchema = &hcl.BodySchema{
@@ -122,6 +134,8 @@ var algorithmSchema = &hcl.BodySchema{
 		{Name: attrVTraceRhoBar},
 		{Name: attrVTraceCBar},
 		{Name: attrClipValueLoss},
+		{Name: attrCriticWarmup},
+		{Name: attrSkipRewardless},
 	},
 }
 
@@ -160,4 +174,6 @@ func (d *decoder) decodeAlgorithm(block *hcl.Block, a *Algorithm) {
 	d.setFloat(c, p, attrVTraceRhoBar, &a.VTraceRhoBar, greaterThan(0))
 	d.setFloat(c, p, attrVTraceCBar, &a.VTraceCBar, greaterThan(0))
 	d.setBool(c, p, attrClipValueLoss, &a.ClipValueLoss)
+	d.setInt(c, p, attrCriticWarmup, &a.CriticWarmup, atLeast(0))
+	d.setBool(c, p, attrSkipRewardless, &a.SkipRewardless)
 }

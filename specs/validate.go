@@ -19,6 +19,7 @@ const (
 	pathLag            = blockPipeline + "." + attrLag
 	pathAction         = blockPolicy + "." + attrAction
 	pathWarmup         = blockAlgorithm + "." + attrWarmupUpdates
+	pathCriticWarmup   = blockAlgorithm + "." + attrCriticWarmup
 	pathAnnealLR       = blockAlgorithm + "." + attrAnnealLR
 	pathEnvSteps       = blockBudget + "." + attrEnvSteps
 )
@@ -80,6 +81,11 @@ func checkArm(arm Arm, src *sources) hcl.Diagnostics {
 		add(src.blame(pathWarmup, pathEnvSteps, pathAnnealLR), "Warmup longer than the run",
 			fmt.Sprintf("algorithm.warmup_updates (%d) must be fewer than the run's planned updates (%d: budget.env_steps %d at %d real steps per update), because the annealed learning rate decays to 0 over the updates after the warmup. Lower warmup_updates, raise budget.env_steps, or set anneal_lr = false.",
 				a.WarmupUpdates, c.TotalUpdates(), c.Budget.EnvSteps, c.StepsPerUpdate()))
+	}
+	if a := c.Algorithm; a.CriticWarmup > 0 && c.Budget.EnvSteps > 0 && int64(a.CriticWarmup) >= c.TotalUpdates() {
+		add(src.blame(pathCriticWarmup, pathEnvSteps), "Critic warm-up longer than the run",
+			fmt.Sprintf("algorithm.critic_warmup (%d) covers all of the run's planned updates (%d: budget.env_steps %d at %d real steps per update), so the policy would never be trained. Lower critic_warmup or raise budget.env_steps.",
+				a.CriticWarmup, c.TotalUpdates(), c.Budget.EnvSteps, c.StepsPerUpdate()))
 	}
 	checkWorldModel(c, src, add)
 	checkResources(c, src, add)

@@ -81,6 +81,19 @@ type Config struct {
 	// (policy-lag compensation); otherwise the acting policy's values are
 	// used. V-trace always evaluates the current critic, so it ignores this.
 	RecomputeValues bool `json:"recompute_values"`
+	// CriticWarmup is the number of updates at the start of the run (run-wide
+	// update numbers 1…CriticWarmup) that train the value alone: the policy
+	// term, entropy bonus and KL penalty give no gradient
+	// (kernels.LossConfig.ValueOnly). A critic that is new at the start of RL
+	// fine-tuning turns its own errors into advantages, and those move a
+	// behaviour-cloned policy at random until it has learnt (verl's
+	// critic_warmup). 0 is off.
+	CriticWarmup int64 `json:"critic_warmup,omitempty"`
+	// SkipRewardless trains the value alone on a batch whose rewards are all 0
+	// (on a sparse-reward task: no episode in it succeeded). Such a batch's
+	// advantages come from the critic alone; normalised to unit size they
+	// would still move the policy.
+	SkipRewardless bool `json:"skip_rewardless,omitempty"`
 
 	// Policy shapes the actor-critic network and its action head.
 	Policy PolicySettings `json:"policy"`
@@ -335,6 +348,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxEnvSteps < 0 {
 		bad("max env steps must not be negative (0 = unlimited), got %d", c.MaxEnvSteps)
+	}
+	if c.CriticWarmup < 0 {
+		bad("critic warmup must not be negative (0 = off), got %d", c.CriticWarmup)
 	}
 	if c.InjectNaNAtUpdate < 0 {
 		bad("inject nan at update must not be negative (0 = off), got %d", c.InjectNaNAtUpdate)

@@ -104,6 +104,8 @@ func (t *trainer) update(chunks []*Chunk) (kernels.UpdateStats, batchInfo, error
 
 	l := t.learner
 	l.Cfg = t.cfg.Learner
+	valueOnly := t.valueOnly(num)
+	l.Cfg.ValueOnly = valueOnly
 	// A last batch after the step budget was spent may hold fewer steps
 	// than minibatches; every other batch holds at least BatchSteps.
 	l.Cfg.Minibatches = min(l.Cfg.Minibatches, b.N)
@@ -123,9 +125,20 @@ func (t *trainer) update(chunks []*Chunk) (kernels.UpdateStats, batchInfo, error
 		t.restore()
 		return stats, info, fmt.Errorf("update %d: NaN injected by InjectNaNAtUpdate did not fail the update", num)
 	}
+	stats.ValueOnly = valueOnly
 	t.updates++
 	t.version++
 	return stats, info, nil
+}
+
+// valueOnly says whether update num (run-wide, from 1) of the filled batch
+// trains the value alone: during the critic warm-up, and with SkipRewardless
+// on a batch without a single non-zero reward.
+func (t *trainer) valueOnly(num int64) bool {
+	if num <= t.cfg.CriticWarmup {
+		return true
+	}
+	return t.cfg.SkipRewardless && !slices.ContainsFunc(t.batch.Rewards, func(r float64) bool { return r != 0 })
 }
 
 // fill builds t.batch from the sorted chunks (everything but advantages and

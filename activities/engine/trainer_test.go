@@ -207,3 +207,61 @@ func TestScheduleFollowsUpdatesAcrossResume(t *testing.T) {
 		t.Fatalf("optimiser LR %v after the last update, want %v", f.tr.learner.Opt.LR, got[3])
 	}
 }
+
+func TestTrainerValueOnlyUpdates(t *testing.T) {
+	// A critic-only update (critic warm-up, or a batch without reward under
+	// SkipRewardless) moves the critic and leaves every actor parameter
+	// exactly as it was; the next update with a policy step moves the actor.
+	var model *kernels.Policy
+	newT := func(cfg Config) *trainer {
+		model = kernels.NewPolicy(kernels.PolicyConfig{ObsDim: 1, Head: kernels.HeadCategorical, NumActions: 2,
+			Hidden: []int{3}, Activation: kernels.ActTanh}, rand.New(rand.NewPCG(3, 3)))
+		return newTrainer(cfg, model, rand.NewPCG(2, 2))
+	}
+	// moved reports whether any parameter whose name starts with prefix changed.
+	moved := func(tr *trainer, before []float64, prefix string) bool {
+		for _, s := range model.Layout() {
+			if !strings.HasPrefix(s.Name, prefix) {
+				continue
+			}
+			for i := s.Offset; i < s.Offset+s.Size(); i++ {
+				if tr.model().Params()[i] != before[i] {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	chunk := func(seq int64, reward float64) *Chunk {
+		c := twoStepChunk(0, seq, true)
+		c.Rewards = []float64{0, reward}
+		c.Obs = []float64{0.3, -0.7}
+		return c
+	}
+	for _, tc := range []struct {
+		name    string
+		cfg     func(*Config)
+		rewards []float64 // reward in each successive update's batch
+		want    []bool    // each update value-only?
+	}{
+		{"critic warmup", func(c *Config) { c.CriticWarmup = 2 }, []float64{1, 1, 1}, []bool{true, true, false}},
+		{"skip rewardless", func(c *Config) { c.SkipRewardless = true }, []float64{0, 1, 0}, []bool{true, false, true}},
+		{"off", func(c *Config) {}, []float64{0, 1}, []bool{false, false}},
+	} {
+		cfg := exactConfig()
+		tc.cfg(&cfg)
+		tr := newT(cfg)
+		for i, r := range tc.rewards {
+			before := append([]float64(nil), tr.model().Params()...)
+			st, _, err := tr.update([]*Chunk{chunk(int64(i), r)})
+			if err != nil {
+				t.Fatalf("%s: update %d: %v", tc.name, i+1, err)
+			}
+			actor, critic := moved(tr, before, "actor."), moved(tr, before, "critic.")
+			if st.ValueOnly != tc.want[i] || !critic || actor == tc.want[i] {
+				t.Errorf("%s: update %d (reward %v): ValueOnly %v, actor moved %v, critic moved %v; want value-only %v",
+					tc.name, i+1, r, st.ValueOnly, actor, critic, tc.want[i])
+			}
+		}
+	}
+}

@@ -175,6 +175,46 @@ type learnResult struct {
 	Passed    bool        `json:"passed"` // every seed reached the threshold
 	// Remote is the number of envservers the environments ran on (--remote), 0 in process.
 	Remote int `json:"remote_envservers,omitempty"`
+	// Settings are the RL settings the check ran with, after the flags: a result
+	// file says which ablation it measured.
+	Settings learnSettings `json:"settings"`
+}
+
+// learnSettings are the RL settings of a check that bench learn's flags change.
+type learnSettings struct {
+	LearningRate   float64 `json:"learning_rate"`
+	BatchSteps     int     `json:"batch_steps"`
+	CriticWarmup   int     `json:"critic_warmup,omitempty"`
+	SkipRewardless bool    `json:"skip_rewardless,omitempty"`
+	Temperature    float64 `json:"temperature,omitempty"` // VLA checks: the RL sampling temperature
+	DetachValue    bool    `json:"detach_value,omitempty"`
+}
+
+// String is the settings in one line, as the printout's header shows them.
+func (s learnSettings) String() string {
+	out := fmt.Sprintf("learning rate %g, %d env steps per update", s.LearningRate, s.BatchSteps)
+	if s.CriticWarmup > 0 {
+		out += fmt.Sprintf(", critic warm-up %d updates", s.CriticWarmup)
+	}
+	if s.SkipRewardless {
+		out += ", value-only updates on batches without reward"
+	}
+	if s.Temperature > 0 {
+		out += fmt.Sprintf(", sampling temperature %g", s.Temperature)
+	}
+	if s.DetachValue {
+		out += ", value detached"
+	}
+	return out
+}
+
+func learnSettingsOf(c specs.Config) learnSettings {
+	a := c.Algorithm
+	s := learnSettings{LearningRate: a.LearningRate, BatchSteps: a.BatchSteps, CriticWarmup: a.CriticWarmup, SkipRewardless: a.SkipRewardless}
+	if v := c.Policy.VLA; v != nil {
+		s.Temperature, s.DetachValue = v.SamplingTemperature(), v.DetachValue
+	}
+	return s
 }
 
 func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -191,6 +231,10 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	cacheDir := fs.String("bc-cache", "", "keep each check's and seed's behaviour-cloned policy in this directory and start later runs of the same recipe from it instead of cloning again (RL ablations of a VLA check); the runs' BC success is the cached policy's")
 	temperature := fs.Float64("temperature", 0, "sample the VLA checks' RL action tokens at this temperature (policy.vla.temperature; 0 keeps the check's)")
 	detach := fs.Bool("detach-value", false, "train the VLA checks' RL value head without its gradient into the transformer (policy.vla.detach_value)")
+	criticWarmup := fs.Int("critic-warmup", 0, "train only the value for each run's first N updates (algorithm.critic_warmup)")
+	skipRewardless := fs.Bool("skip-rewardless", false, "train only the value on batches whose rewards are all 0 (algorithm.skip_rewardless)")
+	rlLR := fs.Float64("learning-rate", 0, "override each check's RL learning rate (algorithm.learning_rate; 0 keeps the check's)")
+	batchSteps := fs.Int("batch-steps", 0, "override each check's env steps per update (algorithm.batch_steps; 0 keeps the check's)")
 	remote := fs.Int("remote", 0, "step the checks' environments on this many `accerl envserver`s started on this host (over dm_env_rpc) instead of in process, to compare learning through the network tier; 0 is in process")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -234,6 +278,9 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *temperature < 0 || *temperature > 10 {
 		return fmt.Errorf("--temperature %g: give a sampling temperature greater than 0 and at most 10 (0 keeps each check's)", *temperature)
 	}
+	if *criticWarmup < 0 || *rlLR < 0 || *batchSteps < 0 {
+		return fmt.Errorf("--critic-warmup %d, --learning-rate %g, --batch-steps %d: none of them may be negative (0 keeps each check's)", *criticWarmup, *rlLR, *batchSteps)
+	}
 	var cache *bcCache
 	if *cacheDir != "" {
 		if err := os.MkdirAll(*cacheDir, 0o755); err != nil {
@@ -264,12 +311,23 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			v.DetachValue = v.DetachValue || *detach
 			cfg.Policy.VLA = &v
 		}
-		res := learnResult{Check: chk.Name, Summary: chk.Summary, Mode: *mode, EnvSteps: cfg.Budget.EnvSteps, Threshold: chk.Threshold, Passed: true, Remote: len(remoteAddrs)}
+		a := &cfg.Algorithm
+		a.CriticWarmup = max(a.CriticWarmup, *criticWarmup)
+		a.SkipRewardless = a.SkipRewardless || *skipRewardless
+		if *rlLR > 0 {
+			a.LearningRate = *rlLR
+		}
+		if *batchSteps > 0 {
+			a.BatchSteps = *batchSteps
+		}
+		res := learnResult{Check: chk.Name, Summary: chk.Summary, Mode: *mode, EnvSteps: cfg.Budget.EnvSteps, Threshold: chk.Threshold, Passed: true, Remote: len(remoteAddrs),
+			Settings: learnSettingsOf(cfg)}
 		target := fmt.Sprintf("target mean return >= %g", chk.Threshold)
 		if chk.Success {
 			target = fmt.Sprintf("target final success >= %g and never below BC", chk.Threshold)
 		}
 		fmt.Fprintf(stdout, "%s: %s, %d env steps, %s mode, %s\n", chk.Name, chk.Summary, cfg.Budget.EnvSteps, *mode, target)
+		fmt.Fprintf(stdout, "  RL: %s\n", res.Settings)
 		for _, seed := range seeds {
 			s, err := trainCheck(ctx, chk.Name, cfg, seed, cache)
 			if err != nil {

@@ -101,6 +101,8 @@ func TestBenchLearnRLFlagErrors(t *testing.T) {
 		{[]string{"--temperature", "11", "tabletop-spatial-vla"}, "--temperature 11: give a sampling temperature greater than 0 and at most 10"},
 		{[]string{"--temperature", "0.5", "--seeds", "1", "cartpole-ppo"}, "check cartpole-ppo has no VLA policy"},
 		{[]string{"--detach-value", "--seeds", "1", "cartpole-ppo"}, "check cartpole-ppo has no VLA policy"},
+		{[]string{"--critic-warmup", "-1", "cartpole-ppo"}, "none of them may be negative"},
+		{[]string{"--batch-steps", "-5", "cartpole-ppo"}, "none of them may be negative"},
 	} {
 		status, _, stderr := runArgs(t, append([]string{"bench", "learn"}, tc.args...)...)
 		if status == 0 || !strings.Contains(stderr, tc.want) {

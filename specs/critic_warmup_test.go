@@ -1,0 +1,50 @@
+package specs
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestCriticWarmupAndSkipRewardless: algorithm.critic_warmup and skip_rewardless reach the
+// arm, leave the hash of a spec that does not set them alone when off, and a warm-up that
+// covers the whole run, or a negative one, is refused with the attribute's name and a fix.
+func TestCriticWarmupAndSkipRewardless(t *testing.T) {
+	spec := func(algo string) []byte {
+		return []byte(`experiment "x" {
+  seeds = [1]
+  budget { env_steps = 4096 }
+  env "cartpole" {}
+  algorithm "ppo" {
+    batch_steps = 512
+    ` + algo + `
+  }
+}
+`)
+	}
+	parse := func(algo string) *Experiment {
+		t.Helper()
+		exp, diags := Parse("x.hcl", spec(algo), nil)
+		if diags.HasErrors() {
+			t.Fatalf("%q: %v", algo, diags)
+		}
+		return exp
+	}
+	a := parse("critic_warmup = 3\n    skip_rewardless = true").Arms[0].Config.Algorithm
+	if a.CriticWarmup != 3 || !a.SkipRewardless {
+		t.Errorf("decoded critic_warmup %d, skip_rewardless %v; want 3 and true", a.CriticWarmup, a.SkipRewardless)
+	}
+	if h0, h1 := parse("").Hash, parse("critic_warmup = 0\n    skip_rewardless = false").Hash; h0 != h1 {
+		t.Errorf("writing the defaults changed the hash: %s vs %s", h1, h0)
+	}
+	for _, tc := range []struct{ algo, want string }{
+		{"critic_warmup = -1", "algorithm.critic_warmup"},
+		// 4096 env steps at 512 per update: 8 planned updates.
+		{"critic_warmup = 8", "critic_warmup (8) covers all of the run's planned updates (8"},
+	} {
+		_, diags := Parse("x.hcl", spec(tc.algo), nil)
+		if !diags.HasErrors() || !strings.Contains(diags.Error(), tc.want) {
+			t.Errorf("%q: diagnostics %v, want an error containing %q", tc.algo, diags, tc.want)
+		}
+	}
+	parse("critic_warmup = 7") // one policy update left: allowed
+}
