@@ -15,26 +15,40 @@ import (
 func TestHeartbeaterRepeatsLatestDetails(t *testing.T) {
 	var mu sync.Mutex
 	var got []any
+	count := func(v any) (n, all int) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, d := range got {
+			if d == v {
+				n++
+			}
+		}
+		return n, len(got)
+	}
+	// waitFor polls until the heartbeats hold at least n copies of v. It waits on the
+	// heartbeater's progress, not on a fixed sleep, so a loaded machine whose timers fire
+	// late only makes it slower; the minute is a deadlock guard.
+	waitFor := func(v any, n int) {
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if c, _ := count(v); c >= n {
+				return
+			}
+		}
+		c, all := count(v)
+		t.Fatalf("%d heartbeats, %d of them %v, after a minute; want %d repeats of it", all, c, v, n)
+	}
 	h := newHeartbeater(func(d any) { mu.Lock(); got = append(got, d); mu.Unlock() }, 10*time.Millisecond, 1)
-	time.Sleep(100 * time.Millisecond) // one long step, no reports
+	waitFor(1, 4) // one long step, no reports: the first details keep coming
 	h.report(2)
-	time.Sleep(50 * time.Millisecond)
+	waitFor(2, 2)
 	h.stop()
 	mu.Lock()
 	n := len(got)
-	ones, twos := 0, 0
-	for _, d := range got {
-		switch d {
-		case 1:
-			ones++
-		case 2:
-			twos++
-		}
-	}
+	last := got[n-1]
 	mu.Unlock()
-	// 100 ms at a 10 ms tick is ~10 repeats; 4 leaves room for a loaded machine's timers.
-	if ones < 4 || twos < 2 || got[n-1] != 2 {
-		t.Errorf("heartbeats %v: want the first details repeated through the long step, then the second", got)
+	if last != 2 {
+		t.Errorf("heartbeats %v: want the second details last", got)
 	}
 	time.Sleep(30 * time.Millisecond)
 	mu.Lock()

@@ -90,6 +90,21 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 		// The reference is the run directory's as it is now (it may have been moved
 		// or copied since the policy was saved).
 		p.Result.Checkpoint = wc.Ref(final)
+		if ev := c.Evaluation; ev.Episodes > 0 && ev.Greedy && ev.Sampled && !p.Result.HasSampledSuccess {
+			// Finished under an evaluation block without sampled (or copied from
+			// `bench learn --bc-cache`): play the sampled evaluation now.
+			err := withHeartbeat(ctx, bcHeartbeatS*time.Second, func(report func(any)) error {
+				report(bcProgress{Phase: contract.PhaseEvaluate, Epoch: c.Pretrain.Epochs, Epochs: c.Pretrain.Epochs})
+				return evaluateClone(c, in.Seed, p.Params, &p.Result, true)
+			})
+			if err != nil {
+				return res, err
+			}
+			if err := writePretrainSummary(in.RunDir, p.Result); err != nil {
+				return res, err
+			}
+			return p.Result, wc.Publish(ctx)
+		}
 		return p.Result, nil
 	}
 	start := time.Now()
@@ -138,27 +153,12 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 			return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
 		}
 		report(bcProgress{Phase: contract.PhaseEvaluate, Epoch: tr.Epochs(), Epochs: epochs})
-		eng, err := NewEngine(c, in.Seed, int(c.TotalUpdates()), nil)
-		if err != nil {
-			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("pretrain policy: create engine: %v", err), ErrTypeBadInput, err)
-		}
-		defer eng.Close()
-		if err := eng.LoadPolicy(params); err != nil {
-			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("pretrain policy: %v", err), ErrTypeBadInput, err)
-		}
-		if ev := c.Evaluation; ev.Episodes > 0 {
-			r, err := eng.Evaluate(ev.Episodes, engine.EvalSeed(in.Seed), ev.Greedy)
-			if err != nil {
-				return temporal.NewNonRetryableApplicationError(fmt.Sprintf("pretrain policy: %v", err), ErrTypeBadInput, err)
-			}
-			res.Success, res.HasSuccess, res.EvalEpisodes = r.SuccessRate(), r.HasSuccess, len(r.Returns)
+		if err := evaluateClone(c, in.Seed, params, &res, false); err != nil {
+			return err
 		}
 		res.WallS = time.Since(start).Seconds()
 		res.Checkpoint = wc.Ref(final)
-		if err := runstore.WriteJSON(filepath.Join(in.RunDir, runstore.PretrainFile), runstore.PretrainSummary{
-			Demos: res.Demos, DemoSteps: res.DemoSteps, Samples: res.Samples, EpochLoss: res.EpochLoss,
-			Success: res.Success, HasSuccess: res.HasSuccess, EvalEpisodes: res.EvalEpisodes, WallS: res.WallS,
-		}); err != nil {
+		if err := writePretrainSummary(in.RunDir, res); err != nil {
 			return err
 		}
 		return saveBCPolicy(final, in.SpecHash, bcPolicy{Params: params, Result: res})
@@ -218,4 +218,50 @@ func loadBCPolicy(dir string) (bcPolicy, error) {
 		return p, fmt.Errorf("load pretrained policy: decode %s: %w", dir, err)
 	}
 	return p, nil
+}
+
+// evaluateClone measures the cloned policy params with the evaluation block's protocol, on
+// the engine TrainSegment builds, into res: the evaluation itself (unless onlySampled) and,
+// with evaluation.sampled, the same episodes played sampling.
+func evaluateClone(c specs.Config, seed uint64, params []float64, res *PretrainPolicyResult, onlySampled bool) error {
+	ev := c.Evaluation
+	if ev.Episodes <= 0 {
+		return nil
+	}
+	eng, err := NewEngine(c, seed, int(c.TotalUpdates()), nil)
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("pretrain policy: create engine: %v", err), ErrTypeBadInput, err)
+	}
+	defer eng.Close()
+	if err := eng.LoadPolicy(params); err != nil {
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("pretrain policy: %v", err), ErrTypeBadInput, err)
+	}
+	var sampled *engine.EvalResult
+	if onlySampled {
+		s, err := eng.Evaluate(ev.Episodes, engine.EvalSeed(seed), false)
+		if err != nil {
+			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("pretrain policy: %v", err), ErrTypeBadInput, err)
+		}
+		sampled = &s
+	} else {
+		r, s, err := evaluate(eng, ev, seed)
+		if err != nil {
+			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("pretrain policy: %v", err), ErrTypeBadInput, err)
+		}
+		res.Success, res.HasSuccess, res.EvalEpisodes = r.SuccessRate(), r.HasSuccess, len(r.Returns)
+		sampled = s
+	}
+	if sampled != nil {
+		res.SampledSuccess, res.HasSampledSuccess = sampled.SuccessRate(), sampled.HasSuccess
+	}
+	return nil
+}
+
+// writePretrainSummary writes the run's pretrain.json from res.
+func writePretrainSummary(runDir string, res PretrainPolicyResult) error {
+	return runstore.WriteJSON(filepath.Join(runDir, runstore.PretrainFile), runstore.PretrainSummary{
+		Demos: res.Demos, DemoSteps: res.DemoSteps, Samples: res.Samples, EpochLoss: res.EpochLoss,
+		Success: res.Success, HasSuccess: res.HasSuccess, EvalEpisodes: res.EvalEpisodes,
+		SampledSuccess: res.SampledSuccess, HasSampledSuccess: res.HasSampledSuccess, WallS: res.WallS,
+	})
 }

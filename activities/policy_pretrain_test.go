@@ -133,6 +133,24 @@ func TestPretrainPolicyResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A finished warm start asked for a sampled evaluation it does not have (bench learn
+	// --eval-sampled on a --bc-cache copy) plays it, on the engine's sampling with the
+	// loaded parameters, and keeps everything else.
+	sampled := c
+	sampled.Evaluation.Sampled = true
+	withSampled := runPretrain(t, PretrainPolicyInput{RunDir: moved, SpecHash: "h", Config: sampled, Seed: 1})
+	evS, err := eng.Evaluate(c.Evaluation.Episodes, engine.EvalSeed(1), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !withSampled.HasSampledSuccess || withSampled.SampledSuccess != evS.SuccessRate() || withSampled.Success != first.Success || withSampled.WallS != resumed.WallS {
+		t.Errorf("sampled evaluation of a finished warm start: %+v; want sampled success %v beside success %v, nothing cloned again",
+			withSampled, evS.SuccessRate(), first.Success)
+	}
+	if err := runstore.ReadJSON(filepath.Join(moved, runstore.PretrainFile), &sum); err != nil || !sum.HasSampledSuccess || sum.SampledSuccess != evS.SuccessRate() {
+		t.Errorf("pretrain.json after the sampled evaluation: %+v (%v)", sum, err)
+	}
+
 	// The first segment starts from the warm start (a wrong-sized policy is refused).
 	runner := newSegmentRunner(t)
 	res := runner.run(TrainSegmentInput{RunDir: dir, Experiment: "e", Arm: "base", Seed: 1, SpecHash: "h", Config: c,

@@ -95,12 +95,16 @@ func (r *recorder) add(u engine.UpdateReport) {
 		EvalReturn:     math.NaN(), // set on the segment's last row by addEval
 		EvalSuccess:    math.NaN(),
 		ValueOnly:      boolInt(u.Stats.ValueOnly),
+
+		EvalSampledReturn:  math.NaN(),
+		EvalSampledSuccess: math.NaN(),
 	})
 }
 
 // addEval records the evaluation played after the segment's last update on
-// that update's row. A segment that ran no update has no row to carry it.
-func (r *recorder) addEval(ev engine.EvalResult) {
+// that update's row, and sampled (evaluation.sampled; nil without) beside it.
+// A segment that ran no update has no row to carry them.
+func (r *recorder) addEval(ev engine.EvalResult, sampled *engine.EvalResult) {
 	if len(r.metrics) == 0 || len(ev.Returns) == 0 {
 		return
 	}
@@ -108,6 +112,12 @@ func (r *recorder) addEval(ev engine.EvalResult) {
 	last.EvalReturn, last.EvalEpisodes = ev.Mean(), int64(len(ev.Returns))
 	if ev.HasSuccess {
 		last.EvalSuccess = ev.SuccessRate()
+	}
+	if sampled != nil && len(sampled.Returns) > 0 {
+		last.EvalSampledReturn = sampled.Mean()
+		if sampled.HasSuccess {
+			last.EvalSampledSuccess = sampled.SuccessRate()
+		}
 	}
 }
 

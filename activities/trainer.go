@@ -162,11 +162,11 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 	if ev := in.Config.Evaluation; ev.Episodes > 0 {
 		// Every segment evaluates from the same start states (common random numbers across
 		// segments and arms), and a retried segment replays the same evaluation.
-		r, err := eng.Evaluate(ev.Episodes, engine.EvalSeed(in.Seed), ev.Greedy)
+		r, sampled, err := evaluate(eng, ev, in.Seed)
 		if err != nil {
 			return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("train segment %d: %v", in.Segment, err), ErrTypeBadInput, err)
 		}
-		rec.addEval(r)
+		rec.addEval(r, sampled)
 		eval = &r
 	}
 	snap, err = eng.Snapshot()
@@ -401,4 +401,18 @@ func hardware() runstore.Hardware {
 	h := runstore.NewHardware()
 	h.GPU = telemetry.GPUName()
 	return h
+}
+
+// evaluate plays the evaluation block's episodes with the engine's current policy, greedily
+// or sampling as ev says, and with ev.Sampled the same episodes (same seed, so the same
+// initial states) a second time sampling; sampled is nil without it.
+func evaluate(eng *engine.Engine, ev specs.Evaluation, seed uint64) (r engine.EvalResult, sampled *engine.EvalResult, err error) {
+	if r, err = eng.Evaluate(ev.Episodes, engine.EvalSeed(seed), ev.Greedy); err != nil || !ev.Sampled || !ev.Greedy {
+		return r, nil, err
+	}
+	s, err := eng.Evaluate(ev.Episodes, engine.EvalSeed(seed), false)
+	if err != nil {
+		return r, nil, err
+	}
+	return r, &s, nil
 }

@@ -76,6 +76,9 @@ experiment "vla-spatial" {
     minibatches   = 8
     clip          = 0.1
     entropy_coef  = 0.0
+    # critic_warmup   = 2    # the first 2 updates train only the value head (the clone's
+    #                        # critic starts untrained; its errors would move the policy)
+    # skip_rewardless = true # a batch in which no episode succeeded trains only the value
   }
 
   pipeline {

@@ -94,6 +94,9 @@
 //	value_only      int64    1 when the update trained the value alone (algorithm.critic_warmup, or
 //	                         skip_rewardless on a batch whose rewards were all 0); 0 otherwise and in
 //	                         files written before the column existed
+//	eval_sampled_return float64 eval_return of the same evaluation episodes played again sampling the
+//	                         actions as in training (evaluation.sampled beside greedy); NaN if none
+//	eval_sampled_success float64 eval_success of those sampled episodes; NaN if none
 //
 // episodes/seg-NNNNNN.arrow, one row per finished episode (EpisodeRow):
 //

@@ -164,5 +164,9 @@ type PretrainSummary struct {
 	Success      float64 `json:"success"`
 	HasSuccess   bool    `json:"has_success"`
 	EvalEpisodes int     `json:"eval_episodes"`
-	WallS        float64 `json:"wall_s"`
+	// SampledSuccess is the success rate of the same episodes played sampling the
+	// actions (evaluation.sampled beside greedy), when HasSampledSuccess.
+	SampledSuccess    float64 `json:"sampled_success,omitempty"`
+	HasSampledSuccess bool    `json:"has_sampled_success,omitempty"`
+	WallS             float64 `json:"wall_s"`
 }

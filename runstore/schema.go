@@ -96,6 +96,8 @@ var metricsTable = newTable("metrics", []column[MetricsRow]{
 	{name: "eval_episodes", i64: func(r *MetricsRow) *int64 { return &r.EvalEpisodes }},
 	{name: "eval_success", f64: func(r *MetricsRow) *float64 { return &r.EvalSuccess }},
 	{name: "value_only", i64: func(r *MetricsRow) *int64 { return &r.ValueOnly }},
+	{name: "eval_sampled_return", f64: func(r *MetricsRow) *float64 { return &r.EvalSampledReturn }},
+	{name: "eval_sampled_success", f64: func(r *MetricsRow) *float64 { return &r.EvalSampledSuccess }},
 })
 
 // episodesTable is the schema of episodes/seg-NNNNNN.arrow.

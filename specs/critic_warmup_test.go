@@ -48,3 +48,36 @@ func TestCriticWarmupAndSkipRewardless(t *testing.T) {
 	}
 	parse("critic_warmup = 7") // one policy update left: allowed
 }
+
+// TestEvaluationSampled: evaluation.sampled reaches the arm beside greedy, keeps the hash
+// when off, and without greedy is refused with a fix.
+func TestEvaluationSampled(t *testing.T) {
+	spec := func(ev string) []byte {
+		return []byte(`experiment "x" {
+  seeds = [1]
+  budget { env_steps = 4096 }
+  env "cartpole" {}
+  evaluation {
+    episodes = 10
+    ` + ev + `
+  }
+}
+`)
+	}
+	exp, diags := Parse("x.hcl", spec("greedy = true\n    sampled = true"), nil)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if ev := exp.Arms[0].Config.Evaluation; !ev.Greedy || !ev.Sampled {
+		t.Errorf("decoded %+v, want greedy and sampled", ev)
+	}
+	off, _ := Parse("x.hcl", spec("greedy = true\n    sampled = false"), nil)
+	plain, _ := Parse("x.hcl", spec("greedy = true"), nil)
+	if off.Hash != plain.Hash {
+		t.Errorf("sampled = false changed the hash: %s vs %s", off.Hash, plain.Hash)
+	}
+	_, diags = Parse("x.hcl", spec("sampled = true"), nil)
+	if !diags.HasErrors() || !strings.Contains(diags.Error(), "Set greedy = true, or drop sampled") {
+		t.Errorf("sampled without greedy: %v, want the error naming the fix", diags)
+	}
+}

@@ -132,6 +132,7 @@
 //	  evaluation {                 # separate evaluation episodes at the end of every segment
 //	    episodes = 0               # per segment, >= 0; 0 turns evaluation off
 //	    greedy   = false           # true: most likely action; false: sample as in training
+//	    sampled  = false           # with greedy: also play the episodes sampling, as in training
 //	  }
 //
 //	  # pretrain {                 # behaviour-cloning warm start (tabletop, gaussian head)

@@ -7,6 +7,7 @@ const (
 	blockEvaluation = "evaluation"
 	attrEpisodes    = "episodes"
 	attrGreedy      = "greedy"
+	attrSampled     = "sampled"
 )
 
 // Evaluation sets the evaluation episodes a run plays at the end of every
@@ -23,12 +24,19 @@ type Evaluation struct {
 	// Greedy makes the policy take its most likely action; otherwise it
 	// samples, as in training.
 	Greedy bool `json:"greedy"`
+	// Sampled, with Greedy, plays the same episodes a second time sampling
+	// the actions as training does (a VLA at policy.vla.temperature): the
+	// policy RL optimises, beside the greedy one a deployment runs. Its
+	// figures are the eval_sampled_* metrics columns and the warm start's
+	// sampled_success. Omitted from the stored config when off.
+	Sampled bool `json:"sampled,omitempty"`
 }
 
 var evaluationSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: attrEpisodes},
 		{Name: attrGreedy},
+		{Name: attrSampled},
 	},
 }
 
@@ -37,4 +45,5 @@ func (d *decoder) decodeEvaluation(block *hcl.Block, ev *Evaluation) {
 	c := d.content(block.Body, evaluationSchema)
 	d.setInt(c.Attributes, blockEvaluation, attrEpisodes, &ev.Episodes, atLeast(0))
 	d.setBool(c.Attributes, blockEvaluation, attrGreedy, &ev.Greedy)
+	d.setBool(c.Attributes, blockEvaluation, attrSampled, &ev.Sampled)
 }

@@ -20,6 +20,8 @@ const (
 	pathAction         = blockPolicy + "." + attrAction
 	pathWarmup         = blockAlgorithm + "." + attrWarmupUpdates
 	pathCriticWarmup   = blockAlgorithm + "." + attrCriticWarmup
+	pathEvalSampled    = blockEvaluation + "." + attrSampled
+	pathEvalGreedy     = blockEvaluation + "." + attrGreedy
 	pathAnnealLR       = blockAlgorithm + "." + attrAnnealLR
 	pathEnvSteps       = blockBudget + "." + attrEnvSteps
 )
@@ -86,6 +88,10 @@ func checkArm(arm Arm, src *sources) hcl.Diagnostics {
 		add(src.blame(pathCriticWarmup, pathEnvSteps), "Critic warm-up longer than the run",
 			fmt.Sprintf("algorithm.critic_warmup (%d) covers all of the run's planned updates (%d: budget.env_steps %d at %d real steps per update), so the policy would never be trained. Lower critic_warmup or raise budget.env_steps.",
 				a.CriticWarmup, c.TotalUpdates(), c.Budget.EnvSteps, c.StepsPerUpdate()))
+	}
+	if ev := c.Evaluation; ev.Sampled && !ev.Greedy {
+		add(src.blame(pathEvalSampled, pathEvalGreedy), "Sampled evaluation without a greedy one",
+			"evaluation.sampled = true plays the episodes a second time, sampling, beside the greedy evaluation; with greedy = false the evaluation already samples. Set greedy = true, or drop sampled.")
 	}
 	checkWorldModel(c, src, add)
 	checkResources(c, src, add)

@@ -185,6 +185,10 @@ type PretrainPolicyResult struct {
 	Success      float64 `json:"success"`
 	HasSuccess   bool    `json:"has_success"`
 	EvalEpisodes int     `json:"eval_episodes"`
+	// SampledSuccess is the success rate of the same episodes played sampling the actions
+	// (evaluation.sampled beside greedy), when HasSampledSuccess.
+	SampledSuccess    float64 `json:"sampled_success,omitempty"`
+	HasSampledSuccess bool    `json:"has_sampled_success,omitempty"`
 	// WallS is the wall time of recording, training and evaluating, in seconds.
 	WallS float64 `json:"wall_s"`
 }

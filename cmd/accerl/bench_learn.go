@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -161,7 +162,12 @@ type learnSeed struct {
 	// the acting policy finished a task, what the RL loss had to learn from.
 	EvalCurve    []float64 `json:"eval_success_curve,omitempty"`
 	TrainSuccess []float64 `json:"train_success_curve,omitempty"`
-	Passed       bool      `json:"passed"`
+	// The same for the evaluations played sampling (--eval-sampled): the cloned policy's,
+	// the last one and every one in order.
+	PretrainSampled *float64  `json:"pretrain_sampled_success,omitempty"`
+	FinalSampled    *float64  `json:"final_sampled_success,omitempty"`
+	SampledCurve    []float64 `json:"eval_sampled_success_curve,omitempty"`
+	Passed          bool      `json:"passed"`
 }
 
 // learnResult is one check over all its seeds.
@@ -188,6 +194,7 @@ type learnSettings struct {
 	SkipRewardless bool    `json:"skip_rewardless,omitempty"`
 	Temperature    float64 `json:"temperature,omitempty"` // VLA checks: the RL sampling temperature
 	DetachValue    bool    `json:"detach_value,omitempty"`
+	EvalSampled    bool    `json:"eval_sampled,omitempty"`
 }
 
 // String is the settings in one line, as the printout's header shows them.
@@ -205,12 +212,16 @@ func (s learnSettings) String() string {
 	if s.DetachValue {
 		out += ", value detached"
 	}
+	if s.EvalSampled {
+		out += "; evaluated greedy and sampled"
+	}
 	return out
 }
 
 func learnSettingsOf(c specs.Config) learnSettings {
 	a := c.Algorithm
-	s := learnSettings{LearningRate: a.LearningRate, BatchSteps: a.BatchSteps, CriticWarmup: a.CriticWarmup, SkipRewardless: a.SkipRewardless}
+	s := learnSettings{LearningRate: a.LearningRate, BatchSteps: a.BatchSteps, CriticWarmup: a.CriticWarmup, SkipRewardless: a.SkipRewardless,
+		EvalSampled: c.Evaluation.Sampled}
 	if v := c.Policy.VLA; v != nil {
 		s.Temperature, s.DetachValue = v.SamplingTemperature(), v.DetachValue
 	}
@@ -234,6 +245,7 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	criticWarmup := fs.Int("critic-warmup", 0, "train only the value for each run's first N updates (algorithm.critic_warmup)")
 	skipRewardless := fs.Bool("skip-rewardless", false, "train only the value on batches whose rewards are all 0 (algorithm.skip_rewardless)")
 	rlLR := fs.Float64("learning-rate", 0, "override each check's RL learning rate (algorithm.learning_rate; 0 keeps the check's)")
+	evalSampled := fs.Bool("eval-sampled", false, "also evaluate every check sampling its actions as training does, beside the greedy evaluation (evaluation.sampled; checks with greedy evaluation)")
 	batchSteps := fs.Int("batch-steps", 0, "override each check's env steps per update (algorithm.batch_steps; 0 keeps the check's)")
 	remote := fs.Int("remote", 0, "step the checks' environments on this many `accerl envserver`s started on this host (over dm_env_rpc) instead of in process, to compare learning through the network tier; 0 is in process")
 	if err := parseFlags(fs, args); err != nil {
@@ -320,6 +332,12 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if *batchSteps > 0 {
 			a.BatchSteps = *batchSteps
 		}
+		if *evalSampled {
+			if !cfg.Evaluation.Greedy || cfg.Evaluation.Episodes == 0 {
+				return fmt.Errorf("--eval-sampled: check %s has no greedy evaluation to play a sampled one beside", chk.Name)
+			}
+			cfg.Evaluation.Sampled = true
+		}
 		res := learnResult{Check: chk.Name, Summary: chk.Summary, Mode: *mode, EnvSteps: cfg.Budget.EnvSteps, Threshold: chk.Threshold, Passed: true, Remote: len(remoteAddrs),
 			Settings: learnSettingsOf(cfg)}
 		target := fmt.Sprintf("target mean return >= %g", chk.Threshold)
@@ -344,6 +362,9 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 				seed, s.FinalReturn, successText(s), passWord(s.Passed), s.EnvSteps, s.StepsPerS, fmtDuration(time.Duration(s.WallS*float64(time.Second))))
 			if len(s.EvalCurve) > 0 {
 				fmt.Fprintf(stdout, "    evaluations' success: %s; training episodes' success per update: %s\n", pctList(s.EvalCurve), pctList(s.TrainSuccess))
+			}
+			if len(s.SampledCurve) > 0 {
+				fmt.Fprintf(stdout, "    sampled evaluations' success: BC %s, then %s\n", pct(s.PretrainSampled), pctList(s.SampledCurve))
 			}
 		}
 		failed = failed || !res.Passed
@@ -420,6 +441,21 @@ func trainCheck(ctx context.Context, name string, cfg specs.Config, seed uint64,
 			if m.Episodes > 0 && !math.IsNaN(m.Success) {
 				s.TrainSuccess = append(s.TrainSuccess, m.Success)
 			}
+			if m.EvalEpisodes > 0 && !math.IsNaN(m.EvalSampledSuccess) {
+				s.SampledCurve = append(s.SampledCurve, m.EvalSampledSuccess)
+			}
+		}
+		if n := len(s.SampledCurve); n > 0 {
+			s.FinalSampled = &s.SampledCurve[n-1]
+		}
+	}
+	if cfg.Pretrain.Enabled && cfg.Evaluation.Sampled {
+		var ps runstore.PretrainSummary
+		if err := runstore.ReadJSON(filepath.Join(dir, runstore.PretrainFile), &ps); err != nil {
+			return s, err
+		}
+		if ps.HasSampledSuccess {
+			s.PretrainSampled = &ps.SampledSuccess
 		}
 	}
 	if st.HasPretrainSuccess {

@@ -34,13 +34,15 @@ func (c bcCache) entry(check string, cfg specs.Config, seed uint64) (string, err
 		v.Temperature, v.DetachValue = 0, false // RL settings: cloning does not read them
 		p.VLA = &v
 	}
+	ev := cfg.Evaluation
+	ev.Sampled = false // a cached policy without it gets its sampled evaluation played by PretrainPolicy
 	b, err := json.Marshal(struct {
 		Env        specs.Env
 		Policy     specs.Policy
 		Pretrain   specs.Pretrain
 		Evaluation specs.Evaluation
 		Seed       uint64
-	}{cfg.Env, p, cfg.Pretrain, cfg.Evaluation, seed})
+	}{cfg.Env, p, cfg.Pretrain, ev, seed})
 	if err != nil {
 		return "", err
 	}
