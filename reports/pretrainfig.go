@@ -24,6 +24,7 @@ func behaviourCloningFigure(in *figureInput) (*figure, string, error) {
 	var lossPts, succPts []plotter.XY
 	var entries []legendEntry
 	runs := 0
+	anySampled := false
 	for i, arm := range e.Arms {
 		st := styleOf(i)
 		seeds := 0
@@ -43,10 +44,28 @@ func behaviourCloningFigure(in *figureInput) (*figure, string, error) {
 			if p.HasSuccess {
 				sp = append(sp, plotter.XY{X: 0, Y: p.Success})
 			}
+			var sampled plotter.XYs // evaluation.sampled: the same episodes played sampling
+			if p.HasSampledSuccess {
+				sampled = append(sampled, plotter.XY{X: 0, Y: p.SampledSuccess})
+			}
 			for _, m := range r.Metrics {
 				if m.EvalEpisodes > 0 && !math.IsNaN(m.EvalSuccess) {
 					sp = append(sp, plotter.XY{X: float64(m.EnvSteps), Y: m.EvalSuccess})
 				}
+				if m.EvalEpisodes > 0 && !math.IsNaN(m.EvalSampledSuccess) {
+					sampled = append(sampled, plotter.XY{X: float64(m.EnvSteps), Y: m.EvalSampledSuccess})
+				}
+			}
+			if len(sampled) > 0 {
+				l, err := plotter.NewLine(sampled)
+				if err != nil {
+					return nil, "", fmt.Errorf("plot %s: %w", FigBehaviourCloning, err)
+				}
+				l.LineStyle = st.lineStyle(vg.Points(1))
+				l.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+				succ.Add(l)
+				succPts = append(succPts, sampled...)
+				anySampled = true
 			}
 			for _, set := range []struct {
 				p   *plot.Plot
@@ -87,6 +106,9 @@ func behaviourCloningFigure(in *figureInput) (*figure, string, error) {
 	placeLegend(loss, lossPts, labels)
 	caption := "Behaviour cloning, then RL. Top: the training loss of every BC epoch: for a state policy the mean squared error per action value (the log-std is frozen while cloning, so this is the least-squares loss the clone minimises), for a VLA the cross-entropy in nats per action token. " +
 		"Bottom: the success rate of the cloned policy before RL (at 0 env steps), then of every evaluation after an RL segment, each measured on the evaluation block's episodes from the suite's fixed initial states. One line per run, in its arm's colour."
+	if anySampled {
+		caption += " Dashed: the same evaluation episodes played sampling the actions as training does (evaluation.sampled), the policy RL optimises."
+	}
 	f, err := renderPanels(FigBehaviourCloning, loss.Title.Text, caption, []*plot.Plot{loss, succ}, panelHeight(2))
 	return f, "", err
 }
