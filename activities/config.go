@@ -61,6 +61,8 @@ func EngineConfig(c specs.Config, seed uint64, totalUpdates int) engine.Config {
 				ValueCoef:     a.ValueCoef,
 				EntropyCoef:   a.EntropyCoef,
 				KLCoef:        a.KLCoef,
+
+				PositiveAdvantages: a.PositiveAdvantages,
 			},
 			Schedule:    lrSchedule(a, totalUpdates),
 			MaxGradNorm: a.MaxGradNorm,

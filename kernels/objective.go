@@ -55,6 +55,13 @@ type LossConfig struct {
 	// per update (critic warm-up, batches without reward); it is never part of
 	// a stored configuration.
 	ValueOnly bool `json:"-"`
+	// PositiveAdvantages lets only samples with a positive (normalised)
+	// advantage move the policy: the policy term uses max(Â, 0), as
+	// self-imitation learning does (Oh et al. 2018). On a sparse success reward
+	// it reinforces what succeeded and no longer pushes down the tokens of
+	// failed episodes, most of which are the cloned policy's own most likely
+	// ones. The value loss is unchanged.
+	PositiveAdvantages bool `json:",omitempty"`
 }
 
 // Validate reports coefficients the loss cannot run with.
@@ -207,6 +214,9 @@ func Loss(cfg LossConfig, in LossInput, grad LossGrad) LossTerms {
 	var t LossTerms
 	for k := 0; k < nt; k++ {
 		adv := in.Advantages[k/tps]
+		if cfg.PositiveAdvantages {
+			adv = math.Max(adv, 0)
+		}
 		logRatio := in.LogProbs[k] - in.OldLogProbs[k]
 		ratio := math.Exp(logRatio)
 		var term, g float64 // per-token policy loss and ∂term/∂log π_θ

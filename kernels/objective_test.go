@@ -3,6 +3,7 @@ package kernels
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -371,6 +372,36 @@ func TestLossValueOnly(t *testing.T) {
 			if vo.Values[i] != full.Values[i] {
 				t.Errorf("%s: value gradient %d is %v, want the full loss's %v", algo, i, vo.Values[i], full.Values[i])
 			}
+		}
+	}
+}
+
+func TestLossPositiveAdvantages(t *testing.T) {
+	// With PositiveAdvantages every term is the full loss's on advantages max(Â, 0): the
+	// same computation on a copy of the input with the negative advantages set to 0,
+	// exactly. The fixture must hold both signs for this to test anything.
+	for _, algo := range []string{AlgoPPO, AlgoGIPO, AlgoSAPO, AlgoVTrace} {
+		rng := rand.New(rand.NewPCG(67, 68))
+		in := lossFixture(rng, 6, 2, 0.3)
+		neg := 0
+		clamped := in
+		clamped.Advantages = append([]float64(nil), in.Advantages...)
+		for i, a := range clamped.Advantages {
+			if a < 0 {
+				clamped.Advantages[i] = 0
+				neg++
+			}
+		}
+		if neg == 0 || neg == len(in.Advantages) {
+			t.Fatalf("fixture advantages %v: want both signs", in.Advantages)
+		}
+		cfg := DefaultLearnerConfig(algo).LossConfig
+		want, got := newGrad(6, 2), newGrad(6, 2)
+		wt := Loss(cfg, clamped, want)
+		cfg.PositiveAdvantages = true
+		gt := Loss(cfg, in, got)
+		if gt != wt || !slices.Equal(got.LogProbs, want.LogProbs) || !slices.Equal(got.Values, want.Values) {
+			t.Errorf("%s: positive-only loss %+v differs from the loss on clamped advantages %+v", algo, gt, wt)
 		}
 	}
 }

@@ -29,11 +29,11 @@ func TestCriticWarmupAndSkipRewardless(t *testing.T) {
 		}
 		return exp
 	}
-	a := parse("critic_warmup = 3\n    skip_rewardless = true").Arms[0].Config.Algorithm
-	if a.CriticWarmup != 3 || !a.SkipRewardless {
-		t.Errorf("decoded critic_warmup %d, skip_rewardless %v; want 3 and true", a.CriticWarmup, a.SkipRewardless)
+	a := parse("critic_warmup = 3\n    skip_rewardless = true\n    positive_advantages = true").Arms[0].Config.Algorithm
+	if a.CriticWarmup != 3 || !a.SkipRewardless || !a.PositiveAdvantages {
+		t.Errorf("decoded critic_warmup %d, skip_rewardless %v, positive_advantages %v; want 3, true, true", a.CriticWarmup, a.SkipRewardless, a.PositiveAdvantages)
 	}
-	if h0, h1 := parse("").Hash, parse("critic_warmup = 0\n    skip_rewardless = false").Hash; h0 != h1 {
+	if h0, h1 := parse("").Hash, parse("critic_warmup = 0\n    skip_rewardless = false\n    positive_advantages = false").Hash; h0 != h1 {
 		t.Errorf("writing the defaults changed the hash: %s vs %s", h1, h0)
 	}
 	for _, tc := range []struct{ algo, want string }{

@@ -107,6 +107,7 @@
 //	    clip_value_loss  = true    # clip the value change per update to ±clip (CleanRL)
 //	    critic_warmup    = 0       # first N updates train the value alone (no policy step), >= 0
 //	    skip_rewardless  = false   # true: a batch whose rewards are all 0 trains the value alone
+//	    positive_advantages = false # true: only steps with advantage > 0 move the policy (self-imitation)
 //	  }
 //
 //	  pipeline {

@@ -30,6 +30,7 @@ const (
 	attrClipValueLoss   = "clip_value_loss"
 	attrCriticWarmup    = "critic_warmup"
 	attrSkipRewardless  = "skip_rewardless"
+	attrPositiveAdv     = "positive_advantages"
 )
 
 // pathAlgorithmName is the sources path recorded for the algorithm label.
@@ -107,6 +108,11 @@ type Algorithm struct {
 	// all 0 (sparse success reward: no episode in it succeeded): such a
 	// batch's advantages hold only the critic's errors.
 	SkipRewardless bool `json:"skip_rewardless,omitempty"`
+	// PositiveAdvantages lets only steps with a positive normalised advantage
+	// move the policy (max(Â, 0), self-imitation): on a sparse success reward
+	// the policy is pulled toward what succeeded and not pushed away from the
+	// tokens of failed episodes. The value trains on every step.
+	PositiveAdvantages bool `json:"positive_advantages,omitempty"`
 }
 
 var algorithmSchema = &hcl.BodySchema{
@@ -136,6 +142,7 @@ var algorithmSchema = &hcl.BodySchema{
 		{Name: attrClipValueLoss},
 		{Name: attrCriticWarmup},
 		{Name: attrSkipRewardless},
+		{Name: attrPositiveAdv},
 	},
 }
 
@@ -176,4 +183,5 @@ func (d *decoder) decodeAlgorithm(block *hcl.Block, a *Algorithm) {
 	d.setBool(c, p, attrClipValueLoss, &a.ClipValueLoss)
 	d.setInt(c, p, attrCriticWarmup, &a.CriticWarmup, atLeast(0))
 	d.setBool(c, p, attrSkipRewardless, &a.SkipRewardless)
+	d.setBool(c, p, attrPositiveAdv, &a.PositiveAdvantages)
 }

@@ -192,6 +192,7 @@ type learnSettings struct {
 	BatchSteps     int     `json:"batch_steps"`
 	CriticWarmup   int     `json:"critic_warmup,omitempty"`
 	SkipRewardless bool    `json:"skip_rewardless,omitempty"`
+	PositiveAdv    bool    `json:"positive_advantages,omitempty"`
 	Temperature    float64 `json:"temperature,omitempty"` // VLA checks: the RL sampling temperature
 	DetachValue    bool    `json:"detach_value,omitempty"`
 	EvalSampled    bool    `json:"eval_sampled,omitempty"`
@@ -205,6 +206,9 @@ func (s learnSettings) String() string {
 	}
 	if s.SkipRewardless {
 		out += ", value-only updates on batches without reward"
+	}
+	if s.PositiveAdv {
+		out += ", positive advantages only"
 	}
 	if s.Temperature > 0 {
 		out += fmt.Sprintf(", sampling temperature %g", s.Temperature)
@@ -221,7 +225,7 @@ func (s learnSettings) String() string {
 func learnSettingsOf(c specs.Config) learnSettings {
 	a := c.Algorithm
 	s := learnSettings{LearningRate: a.LearningRate, BatchSteps: a.BatchSteps, CriticWarmup: a.CriticWarmup, SkipRewardless: a.SkipRewardless,
-		EvalSampled: c.Evaluation.Sampled}
+		PositiveAdv: a.PositiveAdvantages, EvalSampled: c.Evaluation.Sampled}
 	if v := c.Policy.VLA; v != nil {
 		s.Temperature, s.DetachValue = v.SamplingTemperature(), v.DetachValue
 	}
@@ -243,6 +247,7 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	temperature := fs.Float64("temperature", 0, "sample the VLA checks' RL action tokens at this temperature (policy.vla.temperature; 0 keeps the check's)")
 	detach := fs.Bool("detach-value", false, "train the VLA checks' RL value head without its gradient into the transformer (policy.vla.detach_value)")
 	criticWarmup := fs.Int("critic-warmup", 0, "train only the value for each run's first N updates (algorithm.critic_warmup)")
+	positiveAdv := fs.Bool("positive-advantages", false, "let only steps with a positive advantage move the policy (algorithm.positive_advantages, self-imitation)")
 	skipRewardless := fs.Bool("skip-rewardless", false, "train only the value on batches whose rewards are all 0 (algorithm.skip_rewardless)")
 	rlLR := fs.Float64("learning-rate", 0, "override each check's RL learning rate (algorithm.learning_rate; 0 keeps the check's)")
 	evalSampled := fs.Bool("eval-sampled", false, "also evaluate every check sampling its actions as training does, beside the greedy evaluation (evaluation.sampled; checks with greedy evaluation)")
@@ -326,6 +331,7 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		a := &cfg.Algorithm
 		a.CriticWarmup = max(a.CriticWarmup, *criticWarmup)
 		a.SkipRewardless = a.SkipRewardless || *skipRewardless
+		a.PositiveAdvantages = a.PositiveAdvantages || *positiveAdv
 		if *rlLR > 0 {
 			a.LearningRate = *rlLR
 		}
