@@ -92,7 +92,9 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 		p.Result.Checkpoint = wc.Ref(final)
 		if ev := c.Evaluation; ev.Episodes > 0 && ev.Greedy && ev.Sampled && !p.Result.HasSampledSuccess {
 			// Finished under an evaluation block without sampled (or copied from
-			// `bench learn --bc-cache`): play the sampled evaluation now.
+			// `bench learn --bc-cache`): play the sampled evaluation now. It goes into
+			// pretrain.json, not into the final checkpoint, so a retry plays it again,
+			// with the same result (the evaluation seed fixes every draw).
 			err := withHeartbeat(ctx, bcHeartbeatS*time.Second, func(report func(any)) error {
 				report(bcProgress{Phase: contract.PhaseEvaluate, Epoch: c.Pretrain.Epochs, Epochs: c.Pretrain.Epochs})
 				return evaluateClone(c, in.Seed, p.Params, &p.Result, true)

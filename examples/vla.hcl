@@ -79,6 +79,7 @@ experiment "vla-spatial" {
     # critic_warmup   = 2    # the first 2 updates train only the value head (the clone's
     #                        # critic starts untrained; its errors would move the policy)
     # skip_rewardless = true # a batch in which no episode succeeded trains only the value
+    # positive_advantages = true # only steps that did better than expected move the policy
   }
 
   pipeline {
@@ -95,5 +96,6 @@ experiment "vla-spatial" {
   evaluation {
     episodes = 50 # 5 per task, from the suite's fixed initial states
     greedy   = true
+    # sampled = true # also play them sampling, as RL acts (the dashed line in the report)
   }
 }
