@@ -90,14 +90,21 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 		// The reference is the run directory's as it is now (it may have been moved
 		// or copied since the policy was saved).
 		p.Result.Checkpoint = wc.Ref(final)
-		if ev := c.Evaluation; ev.Episodes > 0 && ev.Greedy && ev.Sampled && !p.Result.HasSampledSuccess {
+		if ev := c.Evaluation; ev.PlaysSampled() && !p.Result.HasSampledSuccess {
 			// Finished under an evaluation block without sampled (or copied from
 			// `bench learn --bc-cache`): play the sampled evaluation now. It goes into
 			// pretrain.json, not into the final checkpoint, so a retry plays it again,
 			// with the same result (the evaluation seed fixes every draw).
 			err := withHeartbeat(ctx, bcHeartbeatS*time.Second, func(report func(any)) error {
 				report(bcProgress{Phase: contract.PhaseEvaluate, Epoch: c.Pretrain.Epochs, Epochs: c.Pretrain.Epochs})
-				return evaluateClone(c, in.Seed, p.Params, &p.Result, true)
+				return withCloneEngine(c, in.Seed, p.Params, func(eng *engine.Engine) error {
+					s, err := eng.Evaluate(ev.Episodes, engine.EvalSeed(in.Seed), false)
+					if err != nil {
+						return err
+					}
+					p.Result.SampledSuccess, p.Result.HasSampledSuccess = s.SuccessRate(), s.HasSuccess
+					return nil
+				})
 			})
 			if err != nil {
 				return res, err
@@ -155,7 +162,21 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 			return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
 		}
 		report(bcProgress{Phase: contract.PhaseEvaluate, Epoch: tr.Epochs(), Epochs: epochs})
-		if err := evaluateClone(c, in.Seed, params, &res, false); err != nil {
+		err = withCloneEngine(c, in.Seed, params, func(eng *engine.Engine) error {
+			if c.Evaluation.Episodes <= 0 {
+				return nil
+			}
+			r, s, err := evaluate(eng, c.Evaluation, in.Seed)
+			if err != nil {
+				return err
+			}
+			res.Success, res.HasSuccess, res.EvalEpisodes = r.SuccessRate(), r.HasSuccess, len(r.Returns)
+			if s != nil {
+				res.SampledSuccess, res.HasSampledSuccess = s.SuccessRate(), s.HasSuccess
+			}
+			return nil
+		})
+		if err != nil {
 			return err
 		}
 		res.WallS = time.Since(start).Seconds()
@@ -222,14 +243,10 @@ func loadBCPolicy(dir string) (bcPolicy, error) {
 	return p, nil
 }
 
-// evaluateClone measures the cloned policy params with the evaluation block's protocol, on
-// the engine TrainSegment builds, into res: the evaluation itself (unless onlySampled) and,
-// with evaluation.sampled, the same episodes played sampling.
-func evaluateClone(c specs.Config, seed uint64, params []float64, res *PretrainPolicyResult, onlySampled bool) error {
-	ev := c.Evaluation
-	if ev.Episodes <= 0 {
-		return nil
-	}
+// withCloneEngine runs play on the engine TrainSegment builds, loaded with the cloned
+// parameters params (a policy that does not fit the arm's network fails here, whether or
+// not anything is played); every error is a non-retryable bad-input one.
+func withCloneEngine(c specs.Config, seed uint64, params []float64, play func(*engine.Engine) error) error {
 	eng, err := NewEngine(c, seed, int(c.TotalUpdates()), nil)
 	if err != nil {
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("pretrain policy: create engine: %v", err), ErrTypeBadInput, err)
@@ -238,23 +255,8 @@ func evaluateClone(c specs.Config, seed uint64, params []float64, res *PretrainP
 	if err := eng.LoadPolicy(params); err != nil {
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("pretrain policy: %v", err), ErrTypeBadInput, err)
 	}
-	var sampled *engine.EvalResult
-	if onlySampled {
-		s, err := eng.Evaluate(ev.Episodes, engine.EvalSeed(seed), false)
-		if err != nil {
-			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("pretrain policy: %v", err), ErrTypeBadInput, err)
-		}
-		sampled = &s
-	} else {
-		r, s, err := evaluate(eng, ev, seed)
-		if err != nil {
-			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("pretrain policy: %v", err), ErrTypeBadInput, err)
-		}
-		res.Success, res.HasSuccess, res.EvalEpisodes = r.SuccessRate(), r.HasSuccess, len(r.Returns)
-		sampled = s
-	}
-	if sampled != nil {
-		res.SampledSuccess, res.HasSampledSuccess = sampled.SuccessRate(), sampled.HasSuccess
+	if err := play(eng); err != nil {
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("pretrain policy: %v", err), ErrTypeBadInput, err)
 	}
 	return nil
 }

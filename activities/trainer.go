@@ -404,10 +404,10 @@ func hardware() runstore.Hardware {
 }
 
 // evaluate plays the evaluation block's episodes with the engine's current policy, greedily
-// or sampling as ev says, and with ev.Sampled the same episodes (same seed, so the same
+// or sampling as ev says, and with ev.PlaysSampled the same episodes (same seed, so the same
 // initial states) a second time sampling; sampled is nil without it.
 func evaluate(eng *engine.Engine, ev specs.Evaluation, seed uint64) (r engine.EvalResult, sampled *engine.EvalResult, err error) {
-	if r, err = eng.Evaluate(ev.Episodes, engine.EvalSeed(seed), ev.Greedy); err != nil || !ev.Sampled || !ev.Greedy {
+	if r, err = eng.Evaluate(ev.Episodes, engine.EvalSeed(seed), ev.Greedy); err != nil || !ev.PlaysSampled() {
 		return r, nil, err
 	}
 	s, err := eng.Evaluate(ev.Episodes, engine.EvalSeed(seed), false)

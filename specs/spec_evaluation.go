@@ -32,6 +32,10 @@ type Evaluation struct {
 	Sampled bool `json:"sampled,omitempty"`
 }
 
+// PlaysSampled says whether each evaluation also plays its episodes sampling
+// (Sampled beside Greedy, with episodes to play).
+func (ev Evaluation) PlaysSampled() bool { return ev.Episodes > 0 && ev.Greedy && ev.Sampled }
+
 var evaluationSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: attrEpisodes},

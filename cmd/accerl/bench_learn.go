@@ -455,7 +455,7 @@ func trainCheck(ctx context.Context, name string, cfg specs.Config, seed uint64,
 			s.FinalSampled = &s.SampledCurve[n-1]
 		}
 	}
-	if cfg.Pretrain.Enabled && cfg.Evaluation.Sampled {
+	if cfg.Pretrain.Enabled && cfg.Evaluation.PlaysSampled() {
 		var ps runstore.PretrainSummary
 		if err := runstore.ReadJSON(filepath.Join(dir, runstore.PretrainFile), &ps); err != nil {
 			return s, err
