@@ -105,7 +105,9 @@ func vlaSettings(c specs.Config) *engine.VLASettings {
 // worldModelSettings maps the spec's world_model block. The horizon is the schedule's start;
 // TrainSegment replaces it with the horizon the Run workflow passes for the segment.
 func worldModelSettings(w specs.WorldModel) engine.WorldModelSettings {
-	if !w.Enabled {
+	if !w.Enabled || w.Pixels != nil {
+		// The pixel world model is pretrained and scored (PretrainWorldModel) but does not
+		// take part in training yet: the engine trains on real steps only.
 		return engine.WorldModelSettings{}
 	}
 	return engine.WorldModelSettings{

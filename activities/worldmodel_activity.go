@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/accerl/accerl/activities/checkpoint"
+	"github.com/accerl/accerl/activities/contract"
 	"github.com/accerl/accerl/activities/worldmodel"
 	"github.com/accerl/accerl/kernels"
 	"github.com/accerl/accerl/specs"
@@ -25,12 +26,11 @@ type WorldModel struct{}
 
 // Layout of a run's world-model directory.
 const (
-	worldModelDir     = "worldmodel"
-	datasetDir        = "dataset"
-	pretrainDir       = "pretrain"
-	wmStateFile       = "wm_state.json"
-	pretrainValSplit  = 0.1 // share of offline episodes held out for validation
-	collectHeartbeatS = 5   // seconds between heartbeats while collecting or pretraining
+	worldModelDir    = "worldmodel"
+	datasetDir       = "dataset"
+	pretrainDir      = "pretrain"
+	wmStateFile      = "wm_state.json"
+	pretrainValSplit = 0.1 // share of offline episodes held out for validation
 )
 
 // WorldModelDir is where a run keeps its offline dataset (dataset/) and pretraining
@@ -42,6 +42,9 @@ func WorldModelDir(runDir string) string { return filepath.Join(runDir, worldMod
 // same config is returned at once, and a retry after a crash keeps the finished shards.
 func (w *WorldModel) CollectOffline(ctx context.Context, in CollectOfflineInput) (CollectOfflineResult, error) {
 	wm := in.Config.WorldModel
+	if wm.Pixels != nil {
+		return w.collectPixelOffline(ctx, in)
+	}
 	cfg := worldmodel.CollectConfig{
 		Env: in.Config.Env.Kind, MaxEpisodeSteps: in.Config.Env.MaxEpisodeSteps,
 		Trajectories: wm.OfflineTrajectories, Behaviour: wm.Behaviour, Seed: in.Seed,
@@ -56,7 +59,7 @@ func (w *WorldModel) CollectOffline(ctx context.Context, in CollectOfflineInput)
 	defer wc.Close()
 	dir := filepath.Join(WorldModelDir(wc.Dir), datasetDir)
 	var info worldmodel.DatasetInfo
-	err = withHeartbeat(ctx, collectHeartbeatS*time.Second, func(report func(any)) error {
+	err = withHeartbeat(ctx, segmentHeartbeat(in.Config), func(report func(any)) error {
 		report(collectProgress{Trajectories: cfg.Trajectories})
 		var err error
 		info, err = worldmodel.CollectOffline(ctx, cfg, dir, OfflineSims(in.Config.Env))
@@ -77,19 +80,31 @@ type collectProgress struct {
 	Trajectories int `json:"trajectories"`
 }
 
+// openPretrainDataset refuses a pretraining whose config did not validate (invalid, as a
+// non-retryable error), opens the run's world-model working copy and returns it with the
+// local path of the dataset CollectOffline wrote; the caller closes the copy.
+func openPretrainDataset(ctx context.Context, in PretrainWorldModelInput, invalid error) (*runstore.WorkingCopy, string, error) {
+	if invalid != nil {
+		return nil, "", temporal.NewNonRetryableApplicationError(invalid.Error(), ErrTypeBadInput, invalid)
+	}
+	wc, err := openWorldModelCopy(ctx, in.RunDir)
+	if err != nil {
+		return nil, "", err
+	}
+	dir, err := wc.Local(in.DatasetDir)
+	if err != nil {
+		wc.Close()
+		return nil, "", temporal.NewNonRetryableApplicationError(fmt.Sprintf("pretrain world model: dataset: %v", err), ErrTypeBadInput, err)
+	}
+	return wc, dir, nil
+}
+
 // openWorldModelCopy opens the working copy of a run's world-model files (runstore.WorkingCopy:
 // the run directory itself, unless the run is in an object store).
 func openWorldModelCopy(ctx context.Context, runDir string) (*runstore.WorkingCopy, error) {
 	return runstore.OpenWorkingCopy(ctx, runDir, runstore.Only(func(rel string) bool {
 		return strings.HasPrefix(rel, worldModelDir+"/")
 	}))
-}
-
-// pretrainProgress is the heartbeat payload of PretrainWorldModel.
-type pretrainProgress struct {
-	Step       int    `json:"step"`
-	Total      int    `json:"total"`
-	Checkpoint string `json:"checkpoint"`
 }
 
 // PretrainConfig maps the spec's world_model block onto worldmodel.PretrainConfig: one pass
@@ -114,19 +129,15 @@ func (w *WorldModel) PretrainWorldModel(ctx context.Context, in PretrainWorldMod
 			err = temporal.NewNonRetryableApplicationError(fmt.Sprintf("pretrain world model panicked: %v", r), ErrTypeBadInput, nil)
 		}
 	}()
-	cfg := PretrainConfig(in.Config, in.Seed)
-	if err := cfg.Validate(); err != nil {
-		return res, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadInput, err)
+	if in.Config.WorldModel.Pixels != nil {
+		return w.pretrainPixelWorldModel(ctx, in)
 	}
-	wc, err := openWorldModelCopy(ctx, in.RunDir)
+	cfg := PretrainConfig(in.Config, in.Seed)
+	wc, datasetDir, err := openPretrainDataset(ctx, in, cfg.Validate())
 	if err != nil {
 		return res, err
 	}
 	defer wc.Close()
-	datasetDir, err := wc.Local(in.DatasetDir)
-	if err != nil {
-		return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("pretrain world model: dataset: %v", err), ErrTypeBadInput, err)
-	}
 	ds, err := worldmodel.ReadDataset(datasetDir)
 	if err != nil {
 		return res, fmt.Errorf("pretrain world model: %w", err)
@@ -147,7 +158,7 @@ func (w *WorldModel) PretrainWorldModel(ctx context.Context, in PretrainWorldMod
 	)
 	// Progress reports (with a checkpoint) come once per epoch; the ticker keeps heartbeats
 	// flowing through long epochs.
-	err = withHeartbeat(ctx, collectHeartbeatS*time.Second, func(report func(any)) error {
+	err = withHeartbeat(ctx, segmentHeartbeat(in.Config), func(report func(any)) error {
 		var err error
 		state, stats, err = worldmodel.Pretrain(ctx, ds, cfg, resume, func(p worldmodel.PretrainProgress) {
 			if p.Step != resumedAt && saveErr == nil {
@@ -155,7 +166,7 @@ func (w *WorldModel) PretrainWorldModel(ctx context.Context, in PretrainWorldMod
 					saveErr = wc.Publish(ctx)
 				}
 			}
-			report(pretrainProgress{Step: p.Step, Total: p.Total, Checkpoint: wc.Ref(dir)})
+			report(contract.PretrainWorldModelProgress{Step: p.Step, Total: p.Total, Checkpoint: wc.Ref(dir)})
 		})
 		return err
 	})

@@ -34,6 +34,7 @@ type runData struct {
 	Manifest *runstore.RunManifest
 	Summary  *runstore.RunSummary
 	Pretrain *runstore.PretrainSummary // the behaviour-cloning warm start, nil without one
+	PixelWM  *pixelWMScores            // the pretrained pixel world model, nil without one
 	Metrics  []runstore.MetricsRow
 	Episodes []runstore.EpisodeRow
 
@@ -229,6 +230,12 @@ func readRunData(arm string, seed uint64, dir string) *runData {
 	var pre runstore.PretrainSummary
 	if err := runstore.ReadJSON(filepath.Join(dir, runstore.PretrainFile), &pre); err == nil {
 		r.Pretrain = &pre
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		r.Problem = err.Error()
+	}
+	var px pixelWMScores
+	if err := runstore.ReadJSON(filepath.Join(dir, filepath.FromSlash(runstore.PixelWorldModelFile)), &px); err == nil {
+		r.PixelWM = &px
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		r.Problem = err.Error()
 	}

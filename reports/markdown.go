@@ -37,9 +37,11 @@ func writeMarkdown(w io.Writer, v *reportView) error {
 		fmt.Fprintf(b, "\n## %s\n\n%s\n\n", mdEscape(t.Heading), mdEscape(t.Intro))
 		mdTable(b, t.Table.Header, t.Table.Rows)
 	}
-	if t := v.Pretrain; t != nil {
-		fmt.Fprintf(b, "\n## %s\n\n%s\n\n", mdEscape(t.Heading), mdEscape(t.Intro))
-		mdTable(b, t.Table.Header, t.Table.Rows)
+	for _, t := range []*targetsView{v.Pretrain, v.PixelWM} {
+		if t != nil {
+			fmt.Fprintf(b, "\n## %s\n\n%s\n\n", mdEscape(t.Heading), mdEscape(t.Intro))
+			mdTable(b, t.Table.Header, t.Table.Rows)
+		}
 	}
 
 	if len(v.Figures) > 0 || len(v.Skipped) > 0 {

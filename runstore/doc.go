@@ -25,6 +25,9 @@
 //	    manifest.json                  RunManifest (RunFile): resolved config, build, hardware
 //	    summary.json                   RunSummary (SummaryFile), overwritten at the end of every segment
 //	    pretrain.json                  PretrainSummary (PretrainFile) of the behaviour-cloning warm start, if any
+//	    worldmodel/                    the world model's offline dataset/ and pretrain/ checkpoints, if any;
+//	      pixel-wm.json,               with a pixels block also its scores (PixelWorldModelFile)
+//	      pixel-wm-strip.png           and real-vs-imagined strip (PixelWorldModelStrip)
 //	    metrics/seg-000001.arrow       MetricsRow table of training segment 1 (MetricsDir, SegmentFile)
 //	    episodes/seg-000001.arrow      EpisodeRow table of segment 1 (EpisodesDir)
 //	    tb/events.out.tfevents.000001.accerl

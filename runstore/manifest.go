@@ -150,6 +150,14 @@ func (f *JSONFloat) UnmarshalJSON(data []byte) error {
 // PretrainFile is the name of a run's behaviour-cloning summary (the spec's pretrain block).
 const PretrainFile = "pretrain.json"
 
+// PixelWorldModelFile and PixelWorldModelStrip are, relative to a run's directory, the
+// scores of its pretrained pixel world model (a world_model pixels block; written by
+// activities' PretrainWorldModel) and its real-vs-imagined PNG strip.
+const (
+	PixelWorldModelFile  = "worldmodel/pixel-wm.json"
+	PixelWorldModelStrip = "worldmodel/pixel-wm-strip.png"
+)
+
 // PretrainSummary is a run's behaviour-cloning warm start, as its PretrainPolicy activity
 // measured it: the demonstrations, the loss of every epoch and the cloned policy's success
 // rate before RL.

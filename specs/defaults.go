@@ -94,6 +94,10 @@ const (
 const (
 	// WorldModelBehaviourRandom acts uniformly at random.
 	WorldModelBehaviourRandom = "random"
+	// WorldModelBehaviourExpertNoisy plays the tabletop suites' scripted expert with
+	// Gaussian execution noise (world_model.pixels.behaviour_noise), keeping the failed
+	// episodes too; pixel world model only.
+	WorldModelBehaviourExpertNoisy = "expert_noisy"
 )
 
 // World-model reward modes accepted by world_model.reward.
@@ -129,7 +133,9 @@ func lrSchedules() []string {
 
 func pipelineModes() []string { return []string{ModeAsync, ModeSync} }
 
-func worldModelBehaviours() []string { return []string{WorldModelBehaviourRandom} }
+func worldModelBehaviours() []string {
+	return []string{WorldModelBehaviourRandom, WorldModelBehaviourExpertNoisy}
+}
 
 func worldModelRewards() []string {
 	return []string{WorldModelRewardDirect, WorldModelRewardSuccessDelta}

@@ -160,7 +160,7 @@
 //	  world_model {                # AcceRL's world model; see "World model" below
 //	    enabled              = false      # true: pretrain, imagine and mix imagined data into training
 //	    offline_trajectories = 1000       # episodes recorded before training, >= 0; 0 skips pretraining
-//	    behaviour            = "random"   # policy that records them: random
+//	    behaviour            = "random"   # policy that records them: random | expert_noisy (pixels only)
 //	    history              = 2          # observations the observation model sees, >= 1
 //	    obs_hidden           = [128, 128] # observation model hidden widths, each >= 1
 //	    rew_hidden           = [64, 64]   # reward model hidden widths, each >= 1
@@ -177,6 +177,12 @@
 //	      loss_high = 0.5                 # validation loss at and above which H = start, > 0
 //	      loss_low  = 0.05                # validation loss at and below which H = end, >= 0, < loss_high
 //	    }
+//	    # pixels {                        # the pixel world model (env "tabletop" { pixels = true })
+//	    #   obs_steps       = 400         # M_obs (EDM denoiser over the frames) pretraining steps, >= 1
+//	    #   rew_steps       = 1500        # M_rew (success/end classifier) pretraining steps, >= 1
+//	    #   proprio_steps   = 3000        # proprio head pretraining steps, >= 1
+//	    #   behaviour_noise = 0.3         # execution noise of behaviour = "expert_noisy", [0, 1]
+//	    # }
 //	  }
 //
 //	  ablation "sync" {            # an arm; overrides only what it writes
@@ -292,6 +298,22 @@
 // the observation, 0 is perfect — so the default thresholds (0.5 and
 // 0.05) mean the same in every environment: H starts rising once the model
 // halves the error of that baseline and reaches 50 at a twentieth of it.
+//
+// A pixels block inside world_model makes it the pixel world model of the
+// tabletop suites (env "tabletop" { pixels = true }): the offline episodes
+// keep both cameras' frames (behaviour "expert_noisy" plays the scripted
+// expert with behaviour_noise, keeping failures), M_obs is an EDM denoiser
+// that imagines the next frames from the last history frames and the
+// action, a proprio head predicts the 8-D proprioception, and M_rew
+// classifies frames as success and episode end. They pretrain for
+// obs_steps, rew_steps and proprio_steps and are scored on one held-out
+// episode in ten: the imagined frames' mean squared error per step against
+// copying the last real frame, M_rew's accuracy, precision and recall, and a
+// real-vs-imagined PNG strip. The horizon schedule's loss is then M_obs's
+// first imagined step's error over copying the last frame's (1 is no better
+// than copying). Imagined training over pixels is not built yet, so
+// imagination_ratio must be 0 with a pixels block: the policy trains on real
+// steps.
 //
 // # Hash
 //

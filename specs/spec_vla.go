@@ -129,8 +129,8 @@ func checkVLA(c Config, src *sources, add func(subject hcl.Range, summary, detai
 		add(src.blame(joinPath(pathVLA, attrPatch), joinPath(blockEnv, attrImageSize)), "Patches do not tile the image",
 			fmt.Sprintf("policy.vla.patch = %d does not divide env.image_size = %d, so the %d×%d images cannot be cut into %d×%d patches. Pick a patch that divides %d (e.g. 8).", v.Patch, s, s, s, v.Patch, v.Patch, s))
 	}
-	if c.WorldModel.Enabled {
-		add(src.blame(pathVLA, pathWorldModelOn), "World model with the VLA policy",
-			"the world model imagines state vectors, not the frames the VLA reads. Turn the world model off, or remove the vla block.")
+	if c.WorldModel.Enabled && c.WorldModel.Pixels == nil {
+		add(src.blame(pathVLA, pathWorldModelOn), "State-vector world model with the VLA policy",
+			"this world model imagines state vectors, not the frames the VLA reads. Add a pixels { } block to world_model for the pixel world model, turn the world model off, or remove the vla block.")
 	}
 }

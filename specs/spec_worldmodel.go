@@ -23,6 +23,12 @@ const (
 	attrObsEvery            = "obs_every"
 	attrRewEvery            = "rew_every"
 
+	blockPixels        = "pixels"
+	attrObsSteps       = "obs_steps"
+	attrRewSteps       = "rew_steps"
+	attrProprioSteps   = "proprio_steps"
+	attrBehaviourNoise = "behaviour_noise"
+
 	blockHorizon = "horizon"
 	attrStart    = "start"
 	attrEnd      = "end"
@@ -71,6 +77,42 @@ type WorldModel struct {
 	RewEvery int `json:"rew_every"`
 	// Horizon schedules the imagination horizon.
 	Horizon Horizon `json:"horizon"`
+	// Pixels, when present, makes the world model the pixel one of the tabletop suites
+	// (activities/pixelwm): M_obs an EDM denoiser over the cameras' frames, a proprio head
+	// for the 8-D proprioception and M_rew a success/end classifier over the frames, all
+	// pretrained on offline episodes with camera images. Omitted from the JSON while
+	// absent, so specs without it keep their hash.
+	Pixels *PixelWorldModel `json:"pixels,omitempty"`
+}
+
+// PixelWorldModel sizes the pretraining of the pixel world model. The block's presence
+// turns it on; it needs env "tabletop" { pixels = true }. world_model.history is the
+// number of conditioning frames (the paper's DIAMOND uses 4), obs_learning_rate and
+// rew_learning_rate M_obs's and M_rew's Adam rates, offline_trajectories and behaviour
+// the offline episodes. Imagined training over pixels is not built yet: the run pretrains
+// and scores the model (held-out imagined MSE against copying the last frame, M_rew's
+// accuracy, a real-vs-imagined strip) and then trains on real data only, so
+// imagination_ratio must be 0.
+type PixelWorldModel struct {
+	// ObsSteps are M_obs's pretraining steps (16 transitions each; about one step a
+	// second on 2 CPU cores at 32×32 with both cameras). >= 1.
+	ObsSteps int `json:"obs_steps"`
+	// RewSteps are M_rew's pretraining steps (64 frames each; about 25 a second). >= 1.
+	RewSteps int `json:"rew_steps"`
+	// ProprioSteps are the proprio head's pretraining steps (64 transitions each; a few
+	// milliseconds each). >= 1.
+	ProprioSteps int `json:"proprio_steps"`
+	// BehaviourNoise is the execution noise σ (action units) of the expert_noisy
+	// behaviour policy: at 0.3 about 80% of the spatial episodes succeed and the rest
+	// fail, which the reward model needs both of. [0, 1].
+	BehaviourNoise float64 `json:"behaviour_noise"`
+}
+
+// DefaultPixelWorldModel is the measured `accerl bench pixel-wm` recipe at a size a run
+// pretrains in about ten minutes on 2 cores: 400 M_obs steps, 1,500 M_rew steps, 3,000
+// proprio steps, expert noise 0.3.
+func DefaultPixelWorldModel() PixelWorldModel {
+	return PixelWorldModel{ObsSteps: 400, RewSteps: 1500, ProprioSteps: 3000, BehaviourNoise: 0.3}
 }
 
 // Horizon is the imagination-horizon schedule: H = Start while the world
@@ -108,6 +150,16 @@ var worldModelSchema = &hcl.BodySchema{
 	},
 	Blocks: []hcl.BlockHeaderSchema{
 		{Type: blockHorizon},
+		{Type: blockPixels},
+	},
+}
+
+var pixelWorldModelSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: attrObsSteps},
+		{Name: attrRewSteps},
+		{Name: attrProprioSteps},
+		{Name: attrBehaviourNoise},
 	},
 }
 
@@ -129,6 +181,8 @@ const (
 	pathWorldModelOn     = blockWorldModel + "." + attrEnabled
 	pathWorldModelRew    = blockWorldModel + "." + attrReward
 	pathImaginationRatio = blockWorldModel + "." + attrImaginationRatio
+	pathWorldModelPixels = blockWorldModel + "." + blockPixels
+	pathWorldModelBehav  = blockWorldModel + "." + attrBehaviour
 )
 
 // decodeWorldModel applies a world_model block onto w.
@@ -153,6 +207,27 @@ func (d *decoder) decodeWorldModel(block *hcl.Block, w *WorldModel) {
 	if hb := d.single(c.Blocks, blockHorizon); hb != nil {
 		d.decodeHorizon(hb, &w.Horizon)
 	}
+	if pb := d.single(c.Blocks, blockPixels); pb != nil {
+		d.decodePixelWorldModel(pb, &w.Pixels)
+	}
+}
+
+// decodePixelWorldModel applies a world_model's pixels block onto *p, starting from
+// DefaultPixelWorldModel.
+func (d *decoder) decodePixelWorldModel(block *hcl.Block, p **PixelWorldModel) {
+	// A copy: an ablation arm's block must not change the base's (or another arm's).
+	cp := DefaultPixelWorldModel()
+	if *p != nil {
+		cp = **p
+	}
+	*p = &cp
+	d.src.record(pathWorldModelPixels, block.DefRange)
+	c := d.content(block.Body, pixelWorldModelSchema)
+	a, pre := c.Attributes, pathWorldModelPixels
+	d.setInt(a, pre, attrObsSteps, &cp.ObsSteps, between(1, 1e7))
+	d.setInt(a, pre, attrRewSteps, &cp.RewSteps, between(1, 1e7))
+	d.setInt(a, pre, attrProprioSteps, &cp.ProprioSteps, between(1, 1e7))
+	d.setFloat(a, pre, attrBehaviourNoise, &cp.BehaviourNoise, between(0, 1))
 }
 
 // decodeHorizon applies a horizon block onto h.
@@ -182,13 +257,50 @@ func checkWorldModel(c Config, src *sources, add func(subject hcl.Range, summary
 			fmt.Sprintf("world_model.horizon.loss_low (%g) must be below world_model.horizon.loss_high (%g): the horizon reaches end when the loss falls to loss_low, starting from loss_high. Lower loss_low or raise loss_high.",
 				w.Horizon.LossLow, w.Horizon.LossHigh))
 	}
-	if w.Enabled && c.Env.Pixels {
-		add(src.blame(joinPath(blockEnv, attrPixels), pathWorldModelOn), "World model over pixels",
-			"the world model predicts state vectors and does not read frames yet; a run with env.pixels = true cannot use it. Set pixels = false (the world model then learns the 70-D state features), or turn the world model off.")
-	}
+	checkPixelWorldModel(c, src, add)
 	if w.Enabled && w.Reward == WorldModelRewardSuccessDelta && c.Env.Kind == EnvPendulum {
 		add(src.blame(pathWorldModelRew, pathWorldModelOn), "No success signal",
 			fmt.Sprintf("world_model.reward = %q trains the reward model on whether episodes succeed, and %q has no notion of success (its episodes only end at the time limit). Use reward = %q.",
 				WorldModelRewardSuccessDelta, EnvPendulum, WorldModelRewardDirect))
+	}
+}
+
+// checkPixelWorldModel reports a world model whose kind does not match the env's
+// observations: the pixel model needs the tabletop cameras, the state-vector model cannot
+// read them, and the pixel model neither imagines (yet) nor pairs with a collector it
+// does not have.
+func checkPixelWorldModel(c Config, src *sources, add func(subject hcl.Range, summary, detail string)) {
+	w := c.WorldModel
+	if !w.Enabled {
+		return
+	}
+	if w.Pixels == nil {
+		if c.Env.Pixels {
+			add(src.blame(joinPath(blockEnv, attrPixels), pathWorldModelOn), "State-vector world model on a pixel env",
+				"this world model predicts state vectors, and env.pixels = true makes the run about camera frames. Add a pixels { } block to world_model for the pixel world model (M_obs over frames, M_rew over frames), set env.pixels = false (the world model then learns the 70-D state features), or turn the world model off.")
+		}
+		if w.Behaviour == WorldModelBehaviourExpertNoisy {
+			add(src.blame(pathWorldModelBehav, pathWorldModelOn), "No expert for the state-vector world model",
+				fmt.Sprintf("world_model.behaviour = %q plays the tabletop suites' scripted expert, which only the pixel world model's offline collector has. Use behaviour = %q, or add a pixels { } block.",
+					WorldModelBehaviourExpertNoisy, WorldModelBehaviourRandom))
+		}
+		return
+	}
+	if c.Env.Kind != EnvTabletop || !c.Env.Pixels {
+		add(src.blame(pathWorldModelPixels, joinPath(blockEnv, attrPixels), pathEnvKind), "Pixel world model without camera frames",
+			fmt.Sprintf("world_model.pixels predicts the tabletop cameras' frames, which only env \"tabletop\" with pixels = true renders (env is %q, pixels %v). Set env \"tabletop\" { pixels = true }, or remove the pixels block for the state-vector world model.",
+				c.Env.Kind, c.Env.Pixels))
+	}
+	if w.ImaginationRatio > 0 {
+		add(src.blame(pathImaginationRatio, pathWorldModelPixels), "No imagined training over pixels yet",
+			fmt.Sprintf("world_model.imagination_ratio = %g asks for imagined steps, and the pixel world model is pretrained and scored but does not imagine training batches yet (training uses real steps only). Set imagination_ratio = 0.",
+				w.ImaginationRatio))
+	}
+	if w.OfflineTrajectories == 0 {
+		add(src.blame(joinPath(blockWorldModel, attrOfflineTrajectories), pathWorldModelPixels), "Pixel world model without offline data",
+			"the pixel world model learns only from offline episodes (it has no online updates yet), and offline_trajectories = 0 records none. Set offline_trajectories to at least 10 (one held-out episode in ten; the paper uses 1,000).")
+	} else if w.OfflineTrajectories < 10 {
+		add(src.blame(joinPath(blockWorldModel, attrOfflineTrajectories), pathWorldModelPixels), "Too few offline episodes",
+			fmt.Sprintf("world_model.offline_trajectories = %d: the pixel world model holds out one episode in ten to score itself, so it needs at least 10. Set offline_trajectories = 10 or more (the paper uses 1,000).", w.OfflineTrajectories))
 	}
 }

@@ -132,6 +132,28 @@ type PretrainWorldModelResult struct {
 	HasValLoss     bool    `json:"has_val_loss"`
 	TrainEpisodes  int     `json:"train_episodes"`
 	ValEpisodes    int     `json:"val_episodes"`
+	// Pixels scores the pixel world model (a world_model pixels block; nil otherwise). Its
+	// ValObsLoss is then M_obs's first imagined step's MSE over copying the last frame's.
+	Pixels *PixelWorldModelScores `json:"pixels,omitempty"`
+}
+
+// PixelWorldModelScores is the pixel world model after pretraining, scored on the held-out
+// episodes (one in ten of every task): M_obs's open-loop imagined MSE per step ([−1, 1]
+// pixel units, mean over cameras and rollouts) against copying the last real frame, and
+// M_rew's success accuracy against always answering the majority label.
+type PixelWorldModelScores struct {
+	ObsSteps         int       `json:"obs_steps"`
+	RewSteps         int       `json:"rew_steps"`
+	ProprioSteps     int       `json:"proprio_steps"`
+	Rollouts         int       `json:"rollouts"`
+	ImaginedMSE      []float64 `json:"per_step_mse"`
+	CopyLastMSE      []float64 `json:"copy_last_per_step_mse"`
+	SuccessAccuracy  float64   `json:"success_accuracy"`
+	SuccessMajority  float64   `json:"success_majority"`
+	SuccessPrecision float64   `json:"success_precision"`
+	SuccessRecall    float64   `json:"success_recall"`
+	// Strip is the real-vs-imagined PNG of the first scoring rollout.
+	Strip string `json:"strip"`
 }
 
 // PrepareExperimentInput describes the experiment whose output directory is being set up.
@@ -207,6 +229,29 @@ type PretrainPolicyProgress struct {
 	Epochs     int    `json:"epochs"`
 	Checkpoint string `json:"checkpoint,omitempty"`
 }
+
+// PretrainWorldModelProgress is the heartbeat payload of a running PretrainWorldModel: the
+// steps done and planned (the state-vector model's minibatch steps over its epochs; the
+// pixel model's M_obs, M_rew and proprio-head steps together), the model being trained
+// (pixel model only: "obs", "rew", "proprio", "done") and the newest checkpoint.
+type PretrainWorldModelProgress struct {
+	Step       int    `json:"step"`
+	Total      int    `json:"total"`
+	Model      string `json:"model,omitempty"`
+	Checkpoint string `json:"checkpoint"`
+}
+
+// String describes the progress for a status line: "pretraining world model (step 25/1300, obs)".
+func (p PretrainWorldModelProgress) String() string {
+	s := fmt.Sprintf("pretraining world model (step %d/%d", p.Step, p.Total)
+	if p.Model != "" {
+		s += ", " + p.Model
+	}
+	return s + ")"
+}
+
+// PhaseCollectOffline is the status line of a running CollectOffline.
+const PhaseCollectOffline = "collecting offline episodes"
 
 // Phases of PretrainPolicy.
 const (

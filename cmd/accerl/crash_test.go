@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -138,6 +139,24 @@ func crashSpec(c crashCase) string {
   }`
 	}
 	wm := ""
+	if c.pixelWM {
+		// 16×16 frames keep M_obs's steps short; the step counts cross one checkpoint of
+		// each model (every 25, 250 and 1,000 steps).
+		env = strings.Replace(env, "image_size = 32", "image_size = 16", 1)
+		wm = `
+  world_model {
+    enabled              = true
+    offline_trajectories = 10
+    behaviour            = "expert_noisy"
+    history              = 2
+    imagination_ratio    = 0
+    pixels {
+      obs_steps     = 30
+      rew_steps     = 260
+      proprio_steps = 1010
+    }
+  }`
+	}
 	if worldModel {
 		wm = `
   world_model {
@@ -279,6 +298,10 @@ func TestCrashResume(t *testing.T) {
 		// The micro-VLA over the frames, cloned by cross-entropy, then token-level PPO: the
 		// same two kills, in its BC epochs and in its RL segments.
 		{name: "vla", mode: "sync", budget: 4096, tabletop: true, vla: true, hooks: []string{"epoch-", "seg-000002"}},
+		// The pixel world model: the first process dies while pretraining saves M_obs's first
+		// checkpoint, the second while it saves the proprio head's; the resumed pretraining
+		// must end in the uninterrupted one's weights and scores.
+		{name: "pixelwm", mode: "sync", budget: 12288, tabletop: true, pixelWM: true, hooks: []string{"step-000000025", "step-000001290"}},
 	} {
 		t.Run(c.name, func(t *testing.T) { testCrashResume(t, c) })
 	}
@@ -295,6 +318,7 @@ type crashCase struct {
 	tabletop   bool
 	bc         bool
 	vla        bool
+	pixelWM    bool
 	hooks      []string
 }
 
@@ -418,6 +442,16 @@ func testCrashResume(t *testing.T, c crashCase) {
 		if !slices.Equal(a.EpochLoss, b.EpochLoss) || a.Success != b.Success || !b.HasSuccess || b.Demos != 20 {
 			t.Errorf("pretraining after crashes: %d demos, losses %v, success %v (has %v); uninterrupted: %v, %v",
 				b.Demos, b.EpochLoss, b.Success, b.HasSuccess, a.EpochLoss, a.Success)
+		}
+	}
+	if c.pixelWM {
+		// Pretraining resumed to the same weights, curves and scores.
+		for _, rel := range []string{runstore.PixelWorldModelFile, "worldmodel/pretrain/step-000001300/obs.bin", "worldmodel/pretrain/step-000001300/rew.bin"} {
+			a, errA := os.ReadFile(filepath.Join(refDir, "out", "base", "seed-3", rel))
+			b, errB := os.ReadFile(filepath.Join(dir, "out", "base", "seed-3", rel))
+			if errA != nil || errB != nil || !bytes.Equal(a, b) {
+				t.Errorf("%s differs after crashes (or is missing: %v, %v)", rel, errA, errB)
+			}
 		}
 	}
 	// No half-written checkpoint is ever left where a loader would look.

@@ -36,6 +36,20 @@ func withLiveProgress(ctx context.Context, c client.Client, wfID string, p *work
 			}
 			continue
 		}
+		switch a.GetActivityType().GetName() {
+		case contract.ActivityCollectOffline:
+			if p.Status == workflows.StatusRunning {
+				p.Status = contract.PhaseCollectOffline
+			}
+			continue
+		case contract.ActivityPretrainWorldModel:
+			var wp contract.PretrainWorldModelProgress
+			if a.GetHeartbeatDetails() != nil && converter.GetDefaultDataConverter().FromPayloads(a.GetHeartbeatDetails(), &wp) == nil &&
+				wp.Total > 0 && p.Status == workflows.StatusRunning {
+				p.Status = wp.String()
+			}
+			continue
+		}
 		if a.GetActivityType().GetName() != contract.ActivityTrainSegment || a.GetHeartbeatDetails() == nil {
 			continue
 		}

@@ -1,8 +1,9 @@
 package edm
 
 import (
-	"bytes"
 	"testing"
+
+	"github.com/accerl/accerl/kernels/internal/binrec/binrectest"
 )
 
 // TestTrainerCheckpointRoundTrip saves a trainer mid-run, restores it into
@@ -27,38 +28,7 @@ func TestTrainerCheckpointRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	saved, err := tr.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back Trainer
-	if err := back.UnmarshalBinary(saved); err != nil {
-		t.Fatal(err)
-	}
-	again, _ := back.MarshalBinary()
-	if !bytes.Equal(saved, again) {
-		t.Fatal("re-encoding a restored trainer changed its bytes")
-	}
-	for i := range 3 {
-		l1, err1 := tr.Step(data)
-		l2, err2 := back.Step(data)
-		if err1 != nil || err2 != nil || l1 != l2 {
-			t.Fatalf("step %d after restore: losses %v (%v) and %v (%v), want equal", i, l1, err1, l2, err2)
-		}
-	}
-	b1, _ := tr.MarshalBinary()
-	b2, _ := back.MarshalBinary()
-	if !bytes.Equal(b1, b2) {
-		t.Error("original and restored trainer diverged after 3 more steps")
-	}
-	bad := append([]byte(nil), saved...)
-	bad[len(bad)/2] ^= 1
-	if err := new(Trainer).UnmarshalBinary(bad); err == nil {
-		t.Error("a flipped bit was not detected")
-	}
-	if err := new(Trainer).UnmarshalBinary(saved[:len(saved)-9]); err == nil {
-		t.Error("a truncated record was not detected")
-	}
+	binrectest.RoundTrip(t, tr, func() *Trainer { return new(Trainer) }, func(tr *Trainer) (float64, error) { return tr.Step(data) }, 3)
 }
 
 // half keeps every other pixel of a 16×16 HWC frame.

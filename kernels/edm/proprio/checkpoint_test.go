@@ -1,9 +1,10 @@
 package proprio
 
 import (
-	"bytes"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/accerl/accerl/kernels/internal/binrec/binrectest"
 )
 
 // TestTrainerCheckpointRoundTrip saves a trainer mid-run, restores it into
@@ -21,38 +22,5 @@ func TestTrainerCheckpointRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	saved, err := tr.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back Trainer
-	if err := back.UnmarshalBinary(saved); err != nil {
-		t.Fatal(err)
-	}
-	if again, _ := back.MarshalBinary(); !bytes.Equal(saved, again) {
-		t.Fatal("re-encoding a restored trainer changed its bytes")
-	}
-	for i := range 5 {
-		l1, err1 := tr.Step(data)
-		l2, err2 := back.Step(data)
-		if err1 != nil || err2 != nil || l1 != l2 {
-			t.Fatalf("step %d after restore: losses %v (%v) and %v (%v), want equal", i, l1, err1, l2, err2)
-		}
-	}
-	b1, _ := tr.MarshalBinary()
-	b2, _ := back.MarshalBinary()
-	if !bytes.Equal(b1, b2) {
-		t.Error("original and restored trainer diverged after 5 more steps")
-	}
-	if bytes.Equal(b1, saved) {
-		t.Error("5 more steps left the state unchanged")
-	}
-	bad := append([]byte(nil), saved...)
-	bad[len(bad)/2] ^= 1
-	if err := new(Trainer).UnmarshalBinary(bad); err == nil {
-		t.Error("a flipped bit was not detected")
-	}
-	if err := new(Trainer).UnmarshalBinary(saved[:len(saved)-9]); err == nil {
-		t.Error("a truncated record was not detected")
-	}
+	binrectest.RoundTrip(t, tr, func() *Trainer { return new(Trainer) }, func(tr *Trainer) (float64, error) { return tr.Step(data) }, 5)
 }

@@ -62,6 +62,7 @@ type Trainer struct {
 	// Steps counts the updates taken.
 	Steps int
 
+	src *rand.PCG
 	rng *rand.Rand
 }
 
@@ -74,11 +75,12 @@ func NewTrainer(c Config, tc TrainConfig) (*Trainer, error) {
 	if err := tc.Validate(); err != nil {
 		return nil, err
 	}
-	rng := rand.New(rand.NewPCG(tc.Seed, 0x5eed))
+	src := rand.NewPCG(tc.Seed, 0x5eed)
+	rng := rand.New(src)
 	m := New(c, rng)
 	opt := kernels.NewAdam(len(m.Params()), tc.LR)
 	opt.Eps = 1e-8
-	return &Trainer{Model: m, Train: tc, Adam: opt, rng: rng}, nil
+	return &Trainer{Model: m, Train: tc, Adam: opt, src: src, rng: rng}, nil
 }
 
 // Loss returns the focal loss of examples under the current parameters

@@ -32,12 +32,56 @@ experiment "wm_cross" {
   # The world model reads state vectors, not frames.
   ablation "pixels" {
     env "tabletop" {
-      pixels = true                    # ERROR: World model over pixels
+      pixels = true                    # ERROR: State-vector world model on a pixel env
     }
     policy { action = "tokens" }
     world_model {
       enabled = true
       reward  = "direct"
+    }
+  }
+
+  # The pixel world model reads the tabletop cameras, which pendulum has not.
+  ablation "pixel_wm_pendulum" {
+    world_model {
+      enabled           = true
+      imagination_ratio = 0
+      pixels {}                        # ERROR: Pixel world model without camera frames
+    }
+  }
+
+  # The pixel world model does not imagine training batches yet.
+  ablation "pixel_wm_imagines" {
+    env "tabletop" {
+      pixels = true
+    }
+    policy { action = "tokens" }
+    world_model {
+      enabled           = true
+      imagination_ratio = 0.25         # ERROR: No imagined training over pixels yet
+      pixels {}
+    }
+  }
+
+  # Only the pixel world model's collector has the scripted expert.
+  ablation "state_wm_expert" {
+    world_model {
+      enabled   = true
+      behaviour = "expert_noisy"       # ERROR: No expert for the state-vector world model
+    }
+  }
+
+  # One held-out episode in ten needs ten episodes.
+  ablation "pixel_wm_few" {
+    env "tabletop" {
+      pixels = true
+    }
+    policy { action = "tokens" }
+    world_model {
+      enabled              = true
+      imagination_ratio    = 0
+      offline_trajectories = 5         # ERROR: Too few offline episodes
+      pixels {}
     }
   }
 }

@@ -1,0 +1,319 @@
+package pixelwm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/accerl/accerl/kernels/edm"
+	"github.com/accerl/accerl/kernels/edm/proprio"
+	"github.com/accerl/accerl/kernels/edm/reward"
+)
+
+// PretrainConfig is the durable pretraining of the pixel world model that
+// `accerl run` does (activities.PretrainWorldModel with a world_model
+// pixels block): M_obs, then M_rew, then the proprio head, each for a
+// number of steps, with a checkpoint every so many steps of each, and the
+// models scored on the held-out episodes at the end.
+type PretrainConfig struct {
+	Obs          edm.Config
+	EDM          edm.EDM
+	ObsTrain     edm.TrainConfig
+	Rew          reward.Config
+	RewTrain     reward.TrainConfig
+	Proprio      proprio.Config
+	ProprioTrain proprio.TrainConfig
+	// ObsSteps, RewSteps and ProprioSteps are the three models' steps (each ≥ 1).
+	ObsSteps, RewSteps, ProprioSteps int
+	// HeldEvery holds out one episode in HeldEvery of every task (Split; ≥ 2).
+	HeldEvery int
+	// Horizon and Start place the scoring rollouts (EvaluateImagination).
+	Horizon, Start int
+	// Seed drives the scoring rollouts' sampling noise.
+	Seed uint64
+}
+
+// The three phases' loss-curve spacing and checkpoint spacing, in their
+// own steps. A checkpoint falls on a curve point, so that the curve's
+// running sum is empty in every checkpoint and a resumed curve is the
+// uninterrupted one. M_obs takes about a second a step on 2 cores, M_rew
+// 40 ms and the proprio head a few milliseconds, so each phase writes a
+// checkpoint every 10–25 s.
+const (
+	obsLossEvery, obsCkptEvery         = 5, 25
+	rewLossEvery, rewCkptEvery         = 50, 250
+	proprioLossEvery, proprioCkptEvery = 100, 1000
+)
+
+// Pretraining phases, in order.
+const (
+	PhaseObs     = "obs"
+	PhaseRew     = "rew"
+	PhaseProprio = "proprio"
+	PhaseDone    = "done"
+)
+
+// PretrainState is a pretraining checkpoint: the phase being trained, the
+// trainers that exist (each one's MarshalBinary record, so that a restored
+// trainer continues bit for bit), the loss curves so far and, once Phase
+// is PhaseDone, the scores.
+type PretrainState struct {
+	Phase   string `json:"phase"`
+	Obs     []byte `json:"-"`
+	Rew     []byte `json:"-"`
+	Proprio []byte `json:"-"`
+	// Step counts the steps of all three models together.
+	Step        int           `json:"step"`
+	ObsLoss     []float64     `json:"obs_loss_curve"`
+	RewLoss     []float64     `json:"rew_loss_curve"`
+	ProprioLoss []float64     `json:"proprio_loss_curve"`
+	Scores      *PretrainEval `json:"scores,omitempty"`
+}
+
+// PretrainEval scores the pretrained models on the held-out episodes.
+type PretrainEval struct {
+	TrainEpisodes int `json:"train_episodes"`
+	HeldEpisodes  int `json:"held_out_episodes"`
+	ObsParams     int `json:"obs_params"`
+	RewParams     int `json:"rew_params"`
+	ProprioParams int `json:"proprio_params"`
+	// Imagination is M_obs's open-loop per-step MSE against copying the
+	// last real frame; Reward M_rew's accuracy and reward error; Proprio
+	// the proprio head's; RewHeldLoss the held-out focal loss.
+	Imagination ImagineEval `json:"imagination"`
+	Reward      RewardEval  `json:"reward"`
+	RewHeldLoss float64     `json:"rew_held_out_focal_loss"`
+	Proprio     ProprioEval `json:"proprio"`
+}
+
+// Validate reports every setting Pretrain cannot run with.
+func (c PretrainConfig) Validate() error {
+	var errs []error
+	if err := c.Obs.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("observation model: %w", err))
+	}
+	if err := c.Rew.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.RewTrain.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Proprio.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("proprio head: %w", err))
+	}
+	if err := c.ProprioTrain.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	for _, s := range []struct {
+		name string
+		n    int
+	}{{"observation-model steps", c.ObsSteps}, {"reward-model steps", c.RewSteps}, {"proprio-head steps", c.ProprioSteps}} {
+		if s.n < 1 {
+			errs = append(errs, fmt.Errorf("%s must be at least 1, got %d", s.name, s.n))
+		}
+	}
+	if c.HeldEvery < 2 {
+		errs = append(errs, fmt.Errorf("held-every must be at least 2 (one episode in that many is held out), got %d", c.HeldEvery))
+	}
+	if c.Horizon < 1 {
+		errs = append(errs, fmt.Errorf("horizon must be at least 1 imagined step, got %d", c.Horizon))
+	}
+	if c.Start < max(c.Obs.History, c.Proprio.History)-1 {
+		errs = append(errs, fmt.Errorf("scoring rollouts start at step %d, before the %d context frames exist; start at %d or later",
+			c.Start, max(c.Obs.History, c.Proprio.History), max(c.Obs.History, c.Proprio.History)-1))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("pixel world-model pretraining: %w", err)
+	}
+	return nil
+}
+
+// Pretrain trains the three models on eps (with one episode in HeldEvery
+// of every task held out) from resume (nil: from scratch), calling save
+// with every checkpoint: every obsCkptEvery, rewCkptEvery and
+// proprioCkptEvery steps of a phase, at each phase's end, and last with
+// the scores (Phase PhaseDone). A save error stops it. Resuming from a
+// checkpoint of the same config and data gives the same final state as
+// not stopping. A state already done is returned at once.
+func Pretrain(ctx context.Context, c PretrainConfig, eps []Episode, resume *PretrainState, save func(*PretrainState) error) (*PretrainState, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	st := &PretrainState{Phase: PhaseObs}
+	if resume != nil {
+		cp := *resume
+		// The curves grow in place; the caller's state keeps its own.
+		cp.ObsLoss = append([]float64(nil), resume.ObsLoss...)
+		cp.RewLoss = append([]float64(nil), resume.RewLoss...)
+		cp.ProprioLoss = append([]float64(nil), resume.ProprioLoss...)
+		st = &cp
+	}
+	if st.Phase == PhaseDone {
+		return st, nil
+	}
+	train, held := Split(eps, c.HeldEvery)
+	if len(train) == 0 || len(held) == 0 {
+		return nil, fmt.Errorf("pixel world-model pretraining: %d episodes leave %d to train on and %d held out at one in %d; collect more",
+			len(eps), len(train), len(held), c.HeldEvery)
+	}
+
+	obs, err := restoreObs(c, st)
+	if err != nil {
+		return nil, err
+	}
+	if st.Phase == PhaseObs {
+		samples := ObsSamples(c.Obs, train)
+		if len(samples) == 0 {
+			return nil, fmt.Errorf("pixel world-model pretraining: no episode of the training split has %d frames of context and a next frame", c.Obs.History+1)
+		}
+		if err := runPhase(ctx, st, &st.ObsLoss, obs.Steps, c.ObsSteps, obsLossEvery, obsCkptEvery,
+			func() (float64, error) { return obs.Step(samples) },
+			func() error { return marshalInto(&st.Obs, obs) }, PhaseRew, save); err != nil {
+			return nil, err
+		}
+	}
+
+	rew, err := restoreRew(c, st)
+	if err != nil {
+		return nil, err
+	}
+	if st.Phase == PhaseRew {
+		examples := RewardExamples(train)
+		if err := runPhase(ctx, st, &st.RewLoss, rew.Steps, c.RewSteps, rewLossEvery, rewCkptEvery,
+			func() (float64, error) { return rew.Step(examples) },
+			func() error { return marshalInto(&st.Rew, rew) }, PhaseProprio, save); err != nil {
+			return nil, err
+		}
+	}
+
+	psamples := ProprioSamples(c.Proprio, train)
+	pt, err := restoreProprio(c, st, psamples)
+	if err != nil {
+		return nil, err
+	}
+	if st.Phase == PhaseProprio {
+		if err := runPhase(ctx, st, &st.ProprioLoss, pt.Steps, c.ProprioSteps, proprioLossEvery, proprioCkptEvery,
+			func() (float64, error) { return pt.Step(psamples) },
+			func() error { return marshalInto(&st.Proprio, pt) }, PhaseDone, save); err != nil {
+			return nil, err
+		}
+	}
+
+	// Score, then the last checkpoint.
+	ev := &PretrainEval{TrainEpisodes: len(train), HeldEpisodes: len(held),
+		ObsParams: len(obs.Net.Params()), RewParams: len(rew.Model.Params()), ProprioParams: len(pt.Model.Params())}
+	ev.Imagination, _ = EvaluateImagination(obs.Net, c.EDM, held, c.Start, c.Horizon, scoringRand(c.Seed))
+	ev.Reward = EvaluateReward(rew.Model, held)
+	ev.RewHeldLoss = rew.EvalLoss(RewardExamples(held), 256)
+	ev.Proprio = EvaluateProprio(pt.Model, held, c.Start, c.Horizon)
+	st.Scores = ev
+	if err := save(st); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// scoringRand is the random stream of the scoring rollouts (and of the
+// strip, which replays the first of them).
+func scoringRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x1a)) }
+
+// ScoringStrip replays the first scoring rollout of a finished pretraining
+// (the same episodes, start, horizon and noise as its scores) for a person
+// to look at.
+func ScoringStrip(c PretrainConfig, eps []Episode, st *PretrainState) (Strip, error) {
+	obs, err := restoreObs(c, st)
+	if err != nil {
+		return Strip{}, err
+	}
+	_, held := Split(eps, c.HeldEvery)
+	_, strip := EvaluateImagination(obs.Net, c.EDM, held, c.Start, c.Horizon, scoringRand(c.Seed))
+	return strip, nil
+}
+
+// runPhase trains one model from step done to total, appending the mean
+// loss of every lossEvery steps to curve and handing save a checkpoint
+// every ckptEvery steps; at the end it records the trainer, moves st to
+// next and, unless next is PhaseDone (whose checkpoint carries the scores
+// the caller adds), saves once more.
+func runPhase(ctx context.Context, st *PretrainState, curve *[]float64, done, total, lossEvery, ckptEvery int,
+	step func() (float64, error), record func() error, next string, save func(*PretrainState) error) error {
+	acc := 0.0
+	for n := done + 1; n <= total; n++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		l, err := step()
+		if err != nil {
+			return err
+		}
+		st.Step++
+		acc += l
+		if n%lossEvery == 0 || n == total {
+			*curve = append(*curve, acc/float64((n-1)%lossEvery+1))
+			acc = 0
+		}
+		if n%ckptEvery == 0 && n < total {
+			if err := record(); err != nil {
+				return err
+			}
+			if err := save(st); err != nil {
+				return err
+			}
+		}
+	}
+	if err := record(); err != nil {
+		return err
+	}
+	st.Phase = next
+	if next == PhaseDone {
+		return nil
+	}
+	return save(st)
+}
+
+func marshalInto(dst *[]byte, m interface{ MarshalBinary() ([]byte, error) }) error {
+	b, err := m.MarshalBinary()
+	*dst = b
+	return err
+}
+
+// restoreObs returns M_obs's trainer: the checkpoint's, or a fresh one
+// while the state has none.
+func restoreObs(c PretrainConfig, st *PretrainState) (*edm.Trainer, error) {
+	if st.Obs == nil {
+		return edm.NewTrainer(c.Obs, c.EDM, c.ObsTrain, nil)
+	}
+	var t edm.Trainer
+	if err := t.UnmarshalBinary(st.Obs); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+func restoreRew(c PretrainConfig, st *PretrainState) (*reward.Trainer, error) {
+	if st.Rew == nil {
+		return reward.NewTrainer(c.Rew, c.RewTrain)
+	}
+	var t reward.Trainer
+	if err := t.UnmarshalBinary(st.Rew); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// restoreProprio normalises a fresh head by its training samples
+// (proprio.FitNorm); a checkpointed head carries its normalisation.
+func restoreProprio(c PretrainConfig, st *PretrainState, samples []proprio.Sample) (*proprio.Trainer, error) {
+	if st.Proprio == nil {
+		if len(samples) == 0 {
+			return nil, fmt.Errorf("pixel world-model pretraining: no episode of the training split has %d proprio vectors of context", c.Proprio.History)
+		}
+		return proprio.NewTrainer(c.Proprio, proprio.FitNorm(c.Proprio, samples), c.ProprioTrain)
+	}
+	var t proprio.Trainer
+	if err := t.UnmarshalBinary(st.Proprio); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}

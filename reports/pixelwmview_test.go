@@ -1,0 +1,52 @@
+package reports
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/accerl/accerl/runstore"
+)
+
+// TestPixelWMView reads a run's pixel world-model scores as PretrainWorldModel writes them
+// (the keys of activities/pixelwm's PretrainState and PretrainEval; the reward scores'
+// fields untagged) and tabulates them: the first and last imagined step against copying the
+// last frame, M_rew against the majority label, and a link to the run's strip.
+func TestPixelWMView(t *testing.T) {
+	dir := t.TempDir()
+	run := filepath.Join(dir, "base", "seed-2")
+	if err := os.MkdirAll(filepath.Join(run, "worldmodel"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const scores = `{"config": {"ObsSteps": 400, "RewSteps": 1500, "ProprioSteps": 3000},
+  "phase": "done", "step": 4900,
+  "scores": {"train_episodes": 180, "held_out_episodes": 20,
+    "imagination": {"rollouts": 20, "per_step_mse": [0.03, 0.05, 0.07], "copy_last_per_step_mse": [0.025, 0.04, 0.06]},
+    "reward": {"success": {"Accuracy": 0.963, "Majority": 0.955, "Precision": 0.72, "Recall": 0.29}}}}`
+	if err := os.WriteFile(filepath.Join(run, filepath.FromSlash(runstore.PixelWorldModelFile)), []byte(scores), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := readRunData("base", 2, run)
+	if r.Problem != "" || r.PixelWM == nil {
+		t.Fatalf("read: problem %q, scores %+v", r.Problem, r.PixelWM)
+	}
+	v := buildPixelWMView(&experimentData{Dir: dir, Runs: []*runData{r, readRunData("base", 3, filepath.Join(dir, "base", "seed-3"))}})
+	if v == nil || len(v.Table.Rows) != 1 {
+		t.Fatalf("view = %+v, want one row (the run without scores has none)", v)
+	}
+	var got []string
+	for _, c := range v.Table.Rows[0] {
+		got = append(got, c.Text)
+	}
+	want := "base/seed-2|180 / 20|400|0.0300 (0.0250)|0.0700 (0.0600)|0.963 (0.955)|0.72 / 0.29|PNG"
+	if strings.Join(got, "|") != want {
+		t.Errorf("row = %s\nwant  %s", strings.Join(got, "|"), want)
+	}
+	if l := v.Table.Rows[0][7].Link; l != "base/seed-2/"+runstore.PixelWorldModelStrip {
+		t.Errorf("strip link %q", l)
+	}
+	if buildPixelWMView(&experimentData{Dir: dir}) != nil {
+		t.Error("a view without pixel world models")
+	}
+}

@@ -1,0 +1,78 @@
+package specs
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestPixelWorldModel: a world_model pixels block decodes onto DefaultPixelWorldModel with
+// the attributes it writes, an ablation's block changes only its own arm, the block is
+// accepted beside a VLA policy (the state-vector world model is not), and a spec without
+// it keeps the hash it had before the block existed.
+func TestPixelWorldModel(t *testing.T) {
+	spec := func(wm string) []byte {
+		return []byte(`experiment "x" {
+  seeds = [1]
+  budget { env_steps = 4096 }
+  env "tabletop" {
+    suite  = "spatial"
+    pixels = true
+  }
+  policy {
+    action = "tokens"
+    vla {}
+  }
+  ` + wm + `
+}
+`)
+	}
+	exp, diags := Parse("x.hcl", spec(`world_model {
+    enabled              = true
+    offline_trajectories = 40
+    behaviour            = "expert_noisy"
+    history              = 4
+    imagination_ratio    = 0
+    pixels {
+      obs_steps       = 12
+      behaviour_noise = 0.2
+    }
+  }
+  ablation "more_rew" {
+    world_model {
+      pixels { rew_steps = 99 }
+    }
+  }`), nil)
+	if diags.HasErrors() {
+		t.Fatalf("diagnostics: %v", diags)
+	}
+	base, arm := exp.Arms[0].Config.WorldModel, exp.Arms[1].Config.WorldModel
+	want := DefaultPixelWorldModel()
+	want.ObsSteps, want.BehaviourNoise = 12, 0.2
+	if base.Pixels == nil || *base.Pixels != want || base.Behaviour != WorldModelBehaviourExpertNoisy {
+		t.Fatalf("base pixels = %+v (behaviour %q), want %+v (expert_noisy)", base.Pixels, base.Behaviour, want)
+	}
+	want.RewSteps = 99
+	if arm.Pixels == nil || *arm.Pixels != want {
+		t.Errorf("arm pixels = %+v, want %+v", arm.Pixels, want)
+	}
+	if base.Pixels.RewSteps != DefaultPixelWorldModel().RewSteps {
+		t.Errorf("the ablation's block changed the base: rew_steps %d", base.Pixels.RewSteps)
+	}
+
+	// Without the block nothing about the world model enters the JSON that did not before.
+	plain, diags := Parse("x.hcl", spec(""), nil)
+	if diags.HasErrors() {
+		t.Fatalf("diagnostics: %v", diags)
+	}
+	if plain.Arms[0].Config.WorldModel.Pixels != nil {
+		t.Errorf("no pixels block, yet Pixels = %+v", plain.Arms[0].Config.WorldModel.Pixels)
+	}
+	b, err := json.Marshal(plain.Arms[0].Config.WorldModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), `"pixels"`) {
+		t.Errorf("world model JSON without a pixels block names it: %s", b)
+	}
+}
