@@ -61,7 +61,8 @@ func pixelCollectInput(c specs.Config, seed uint64) pixelwm.CollectInput {
 // pixelwm.PretrainConfig: the measured `accerl bench pixel-wm` models (edm.DefaultConfig,
 // reward.DefaultConfig, proprio.DefaultConfig) at the env's image size and cameras, with
 // world_model.history context frames and vectors, world_model.obs_learning_rate for M_obs
-// and rew_learning_rate for M_rew, and the block's step counts.
+// and rew_learning_rate for M_rew, the block's step counts, and its residual and
+// sample_steps (a residual M_obs takes σ_data from the data).
 func PixelPretrainConfig(c specs.Config, seed uint64) pixelwm.PretrainConfig {
 	w, px := c.WorldModel, c.WorldModel.Pixels
 	cams := len(c.Env.Cameras)
@@ -78,8 +79,13 @@ func PixelPretrainConfig(c specs.Config, seed uint64) pixelwm.PretrainConfig {
 	rewTrain.LR = w.RewLearningRate
 	pro := proprio.DefaultConfig(tabletop.ProprioDim, tabletop.ActionDim)
 	pro.History = w.History
+	e := edm.DefaultEDM()
+	e.Residual, e.Steps = px.Residual, px.SampleSteps
+	if e.Residual {
+		e.SigmaData = 0 // the frame change's σ on the training episodes (pixelwm.Pretrain)
+	}
 	return pixelwm.PretrainConfig{
-		Obs: obs, EDM: edm.DefaultEDM(), ObsTrain: obsTrain, Rew: rew, RewTrain: rewTrain,
+		Obs: obs, EDM: e, ObsTrain: obsTrain, Rew: rew, RewTrain: rewTrain,
 		Proprio: pro, ProprioTrain: proprio.DefaultTrainConfig(seed),
 		ObsSteps: px.ObsSteps, RewSteps: px.RewSteps, ProprioSteps: px.ProprioSteps,
 		HeldEvery: pixelHeldEvery, Horizon: pixelHorizon, Start: max(pixelStart, w.History-1), Seed: seed,

@@ -25,7 +25,9 @@ func pixelWMSpec() specs.Config {
 	c.Env.Kind, c.Env.Suite, c.Env.ImageSize, c.Env.Pixels, c.Env.MaxEpisodeSteps = specs.EnvTabletop, "spatial", 16, true, 40
 	w := &c.WorldModel
 	w.Enabled, w.OfflineTrajectories, w.Behaviour, w.History, w.ImaginationRatio = true, 10, specs.WorldModelBehaviourExpertNoisy, 2, 0
-	w.Pixels = &specs.PixelWorldModel{ObsSteps: 30, RewSteps: 260, ProprioSteps: 1010, BehaviourNoise: 0.3}
+	px := specs.DefaultPixelWorldModel()
+	px.ObsSteps, px.RewSteps, px.ProprioSteps = 30, 260, 1010
+	w.Pixels = &px
 	return c
 }
 

@@ -182,6 +182,8 @@
 //	    #   rew_steps       = 1500        # M_rew (success/end classifier) pretraining steps, >= 1
 //	    #   proprio_steps   = 3000        # proprio head pretraining steps, >= 1
 //	    #   behaviour_noise = 0.3         # execution noise of behaviour = "expert_noisy", [0, 1]
+//	    #   residual        = true        # M_obs denoises the change from the last frame
+//	    #   sample_steps    = 1           # Euler steps per imagined frame (DIAMOND: 3), >= 1
 //	    # }
 //	  }
 //

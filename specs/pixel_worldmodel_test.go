@@ -36,6 +36,8 @@ func TestPixelWorldModel(t *testing.T) {
     pixels {
       obs_steps       = 12
       behaviour_noise = 0.2
+      residual        = false
+      sample_steps    = 3
     }
   }
   ablation "more_rew" {
@@ -48,7 +50,7 @@ func TestPixelWorldModel(t *testing.T) {
 	}
 	base, arm := exp.Arms[0].Config.WorldModel, exp.Arms[1].Config.WorldModel
 	want := DefaultPixelWorldModel()
-	want.ObsSteps, want.BehaviourNoise = 12, 0.2
+	want.ObsSteps, want.BehaviourNoise, want.Residual, want.SampleSteps = 12, 0.2, false, 3
 	if base.Pixels == nil || *base.Pixels != want || base.Behaviour != WorldModelBehaviourExpertNoisy {
 		t.Fatalf("base pixels = %+v (behaviour %q), want %+v (expert_noisy)", base.Pixels, base.Behaviour, want)
 	}

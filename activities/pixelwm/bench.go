@@ -28,6 +28,10 @@ type BenchConfig struct {
 	// of it goes to M_rew (cheap per step), the rest to M_obs.
 	Budget   time.Duration
 	RewShare float64
+	// ObsSteps, when > 0, trains M_obs for exactly this many steps instead
+	// of its share of Budget (so that runs on a loaded machine compare at
+	// equal steps); M_rew keeps its share.
+	ObsSteps int
 	// Obs, EDM and ObsTrain are M_obs's size, diffusion settings and
 	// optimisation; Rew and RewTrain M_rew's.
 	Obs      edm.Config
@@ -118,6 +122,9 @@ func (c BenchConfig) Validate() error {
 	} else if c.Collect.Episodes < c.HeldEvery {
 		errs = append(errs, fmt.Errorf("%d episodes hold none out at one in %d; collect at least %d", c.Collect.Episodes, c.HeldEvery, c.HeldEvery))
 	}
+	if c.ObsSteps < 0 {
+		errs = append(errs, fmt.Errorf("observation-model steps must not be negative (0 trains for the budget's share), got %d", c.ObsSteps))
+	}
 	if c.Budget <= 0 {
 		errs = append(errs, fmt.Errorf("training budget must be positive, got %v", c.Budget))
 	}
@@ -145,16 +152,20 @@ type BenchResult struct {
 	CollectSeconds float64      `json:"collect_seconds"` // collecting (and storing), or loading when Loaded
 	Loaded         bool         `json:"loaded"`
 
-	Obs            edm.Config      `json:"obs_config"`
-	EDM            edm.EDM         `json:"edm"`
-	ObsTrain       edm.TrainConfig `json:"obs_train"`
-	ObsParams      int             `json:"obs_params"`
-	ObsSamples     int             `json:"obs_train_samples"`
-	ObsSteps       int             `json:"obs_train_steps"`
-	ObsSeconds     float64         `json:"obs_train_seconds"`
-	ObsLossEvery   int             `json:"obs_loss_every"`
-	ObsLoss        []float64       `json:"obs_loss_curve"` // mean minibatch EDM loss over each ObsLossEvery steps
-	ObsImagination ImagineEval     `json:"obs_imagination"`
+	Obs          edm.Config      `json:"obs_config"`
+	EDM          edm.EDM         `json:"edm"`
+	ObsTrain     edm.TrainConfig `json:"obs_train"`
+	ObsParams    int             `json:"obs_params"`
+	ObsSamples   int             `json:"obs_train_samples"`
+	ObsSteps     int             `json:"obs_train_steps"`
+	ObsSeconds   float64         `json:"obs_train_seconds"`
+	ObsLossEvery int             `json:"obs_loss_every"`
+	ObsLoss      []float64       `json:"obs_loss_curve"` // mean minibatch EDM loss over each ObsLossEvery steps
+	// ObsChangeStd is the standard deviation of the training transitions'
+	// frame change Next − Past[k−1] ([−1, 1] pixel units): the σ_data of a
+	// residual M_obs (edm.EDM.Residual), as 0.5 is the frames'.
+	ObsChangeStd   float64     `json:"obs_change_std"`
+	ObsImagination ImagineEval `json:"obs_imagination"`
 
 	Rew           reward.Config      `json:"rew_config"`
 	RewTrain      reward.TrainConfig `json:"rew_train"`
@@ -228,9 +239,14 @@ func Bench(ctx context.Context, c BenchConfig) (BenchResult, Strip, error) {
 		return res, Strip{}, err
 	}
 	samples := ObsSamples(c.Obs, train)
-	res.ObsParams, res.ObsSamples = len(obs.Net.Params()), len(samples)
-	say("M_obs: %d parameters, %d transitions, training %v", res.ObsParams, len(samples), obsBudget.Round(time.Second))
-	res.ObsLoss, res.ObsSeconds, err = trainFor(ctx, obsBudget, 0, res.ObsLossEvery, func() (float64, error) { return obs.Step(samples) },
+	res.ObsParams, res.ObsSamples, res.ObsChangeStd = len(obs.Net.Params()), len(samples), ChangeStd(samples)
+	what := obsBudget.Round(time.Second).String()
+	if c.ObsSteps > 0 {
+		what = fmt.Sprintf("%d steps", c.ObsSteps)
+	}
+	say("M_obs: %d parameters, %d transitions (frame change σ %.4f), residual %v, σ_data %g, training %s",
+		res.ObsParams, len(samples), res.ObsChangeStd, c.EDM.Residual, c.EDM.SigmaData, what)
+	res.ObsLoss, res.ObsSeconds, err = trainFor(ctx, obsBudget, c.ObsSteps, res.ObsLossEvery, func() (float64, error) { return obs.Step(samples) },
 		func(step int, loss, sec float64) { say("M_obs step %d  EDM loss %.4f  (%.0fs)", step, loss, sec) })
 	if err != nil {
 		return res, Strip{}, err

@@ -1,6 +1,8 @@
 package pixelwm
 
 import (
+	"math"
+
 	"github.com/accerl/accerl/kernels/edm"
 	"github.com/accerl/accerl/kernels/edm/reward"
 )
@@ -44,6 +46,30 @@ func ObsSamples(c edm.Config, eps []Episode) []edm.Sample {
 		out = append(out, Transitions(c, e.Frames, e.Actions)...)
 	}
 	return out
+}
+
+// ChangeStd is the standard deviation of the frame change Next − Past[k−1]
+// over every pixel value of samples, in the models' [−1, 1] units (0 for
+// none).
+func ChangeStd(samples []edm.Sample) float64 {
+	var sum, sq float64
+	n := 0
+	for _, s := range samples {
+		last := s.Past[len(s.Past)-1]
+		for cam, f := range s.Next {
+			for i, v := range f {
+				d := (float64(v) - float64(last[cam][i])) / 127.5
+				sum += d
+				sq += d * d
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	m := sum / float64(n)
+	return math.Sqrt(max(0, sq/float64(n)-m*m))
 }
 
 // RewardExamples labels every frame of every episode for M_rew with the

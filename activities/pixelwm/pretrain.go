@@ -17,7 +17,10 @@ import (
 // number of steps, with a checkpoint every so many steps of each, and the
 // models scored on the held-out episodes at the end.
 type PretrainConfig struct {
-	Obs          edm.Config
+	Obs edm.Config
+	// EDM are M_obs's diffusion settings; with Residual, SigmaData 0 takes the
+	// standard deviation of the training transitions' frame change
+	// (ChangeStd), which the trainer's checkpoint then carries.
 	EDM          edm.EDM
 	ObsTrain     edm.TrainConfig
 	Rew          reward.Config
@@ -76,8 +79,12 @@ type PretrainEval struct {
 	TrainEpisodes int `json:"train_episodes"`
 	HeldEpisodes  int `json:"held_out_episodes"`
 	ObsParams     int `json:"obs_params"`
-	RewParams     int `json:"rew_params"`
-	ProprioParams int `json:"proprio_params"`
+	// SigmaData and SampleSteps are M_obs's σ_data (measured on the data for a
+	// residual model) and sampling steps.
+	SigmaData     float64 `json:"obs_sigma_data"`
+	SampleSteps   int     `json:"obs_sample_steps"`
+	RewParams     int     `json:"rew_params"`
+	ProprioParams int     `json:"proprio_params"`
 	// Imagination is M_obs's open-loop per-step MSE against copying the
 	// last real frame; Reward M_rew's accuracy and reward error; Proprio
 	// the proprio head's; RewHeldLoss the held-out focal loss.
@@ -92,6 +99,12 @@ func (c PretrainConfig) Validate() error {
 	var errs []error
 	if err := c.Obs.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("observation model: %w", err))
+	}
+	if !(c.EDM.SigmaData > 0 || c.EDM.Residual && c.EDM.SigmaData == 0) {
+		errs = append(errs, fmt.Errorf("observation model: σ_data must be positive (0 only for a residual model, which measures it on the data), got %v", c.EDM.SigmaData))
+	}
+	if c.EDM.Steps < 1 {
+		errs = append(errs, fmt.Errorf("observation model: sampling steps must be at least 1, got %d", c.EDM.Steps))
 	}
 	if err := c.Rew.Validate(); err != nil {
 		errs = append(errs, err)
@@ -158,15 +171,18 @@ func Pretrain(ctx context.Context, c PretrainConfig, eps []Episode, resume *Pret
 			len(eps), len(train), len(held), c.HeldEvery)
 	}
 
+	samples := ObsSamples(c.Obs, train)
+	if len(samples) == 0 {
+		return nil, fmt.Errorf("pixel world-model pretraining: no episode of the training split has %d frames of context and a next frame", c.Obs.History+1)
+	}
+	if c.EDM.Residual && c.EDM.SigmaData == 0 {
+		c.EDM.SigmaData = ChangeStd(samples)
+	}
 	obs, err := restoreObs(c, st)
 	if err != nil {
 		return nil, err
 	}
 	if st.Phase == PhaseObs {
-		samples := ObsSamples(c.Obs, train)
-		if len(samples) == 0 {
-			return nil, fmt.Errorf("pixel world-model pretraining: no episode of the training split has %d frames of context and a next frame", c.Obs.History+1)
-		}
 		if err := runPhase(ctx, st, &st.ObsLoss, obs.Steps, c.ObsSteps, obsLossEvery, obsCkptEvery,
 			func() (float64, error) { return obs.Step(samples) },
 			func() error { return marshalInto(&st.Obs, obs) }, PhaseRew, save); err != nil {
@@ -203,7 +219,8 @@ func Pretrain(ctx context.Context, c PretrainConfig, eps []Episode, resume *Pret
 	// Score, then the last checkpoint.
 	ev := &PretrainEval{TrainEpisodes: len(train), HeldEpisodes: len(held),
 		ObsParams: len(obs.Net.Params()), RewParams: len(rew.Model.Params()), ProprioParams: len(pt.Model.Params())}
-	ev.Imagination, _ = EvaluateImagination(obs.Net, c.EDM, held, c.Start, c.Horizon, scoringRand(c.Seed))
+	ev.SigmaData, ev.SampleSteps = obs.EDM.SigmaData, obs.EDM.Steps
+	ev.Imagination, _ = EvaluateImagination(obs.Net, obs.EDM, held, c.Start, c.Horizon, scoringRand(c.Seed))
 	ev.Reward = EvaluateReward(rew.Model, held)
 	ev.RewHeldLoss = rew.EvalLoss(RewardExamples(held), 256)
 	ev.Proprio = EvaluateProprio(pt.Model, held, c.Start, c.Horizon)
@@ -227,7 +244,8 @@ func ScoringStrip(c PretrainConfig, eps []Episode, st *PretrainState) (Strip, er
 		return Strip{}, err
 	}
 	_, held := Split(eps, c.HeldEvery)
-	_, strip := EvaluateImagination(obs.Net, c.EDM, held, c.Start, c.Horizon, scoringRand(c.Seed))
+	// The trainer's settings: a residual model's σ_data came from the data.
+	_, strip := EvaluateImagination(obs.Net, obs.EDM, held, c.Start, c.Horizon, scoringRand(c.Seed))
 	return strip, nil
 }
 

@@ -19,7 +19,7 @@ import (
 func tinyPretrain(seed uint64) PretrainConfig {
 	return PretrainConfig{
 		Obs: edm.Config{ImageSize: 16, Cameras: 2, History: 2, ActionDim: tabletop.ActionDim, Channels: []int{8, 8}, CondDim: 8, GroupSize: 4},
-		EDM: edm.DefaultEDM(), ObsTrain: edm.TrainConfig{LR: 1e-3, BatchSize: 4, MaxGradNorm: 1, Seed: seed},
+		EDM: residualEDM(), ObsTrain: edm.TrainConfig{LR: 1e-3, BatchSize: 4, MaxGradNorm: 1, Seed: seed},
 		Rew:          reward.Config{ImageSize: 16, Patch: 8, Cameras: 2, Dim: 8, Hidden: 8},
 		RewTrain:     reward.TrainConfig{LR: 3e-3, BatchSize: 8, Focal: reward.Focal{Gamma: 2}, MaxGradNorm: 1, Seed: seed},
 		Proprio:      proprio.Config{History: 2, ProprioDim: tabletop.ProprioDim, ActionDim: tabletop.ActionDim, Hidden: []int{8}},
@@ -71,6 +71,10 @@ func TestPretrainResumesBitExactly(t *testing.T) {
 	if full.Scores == nil || full.Scores.HeldEpisodes != 1 || full.Scores.Imagination.Rollouts != 1 {
 		t.Fatalf("scores = %+v, want one held-out episode with one rollout", full.Scores)
 	}
+	train, _ := Split(eps, c.HeldEvery)
+	if want := ChangeStd(ObsSamples(c.Obs, train)); full.Scores.SigmaData != want || !(want > 0) || full.Scores.SampleSteps != 1 {
+		t.Errorf("σ_data %v with %d sampling steps, want the training frames' change σ %v with 1", full.Scores.SigmaData, full.Scores.SampleSteps, want)
+	}
 	// Curves: a point every 5 / 50 / 100 steps plus the partial last one.
 	if len(full.ObsLoss) != 6 || len(full.RewLoss) != 6 || len(full.ProprioLoss) != 11 {
 		t.Errorf("curve lengths %d, %d, %d; want 6, 6, 11", len(full.ObsLoss), len(full.RewLoss), len(full.ProprioLoss))
@@ -92,6 +96,13 @@ func TestPretrainResumesBitExactly(t *testing.T) {
 	if err != nil || !bytes.Equal(again.Obs, full.Obs) {
 		t.Errorf("a finished state: %v, want it back at once", err)
 	}
+}
+
+// residualEDM is a residual M_obs whose σ_data Pretrain measures on the data.
+func residualEDM() edm.EDM {
+	e := edm.DefaultEDM()
+	e.Residual, e.SigmaData, e.Steps = true, 0, 1
+	return e
 }
 
 func clone(s []float64) []float64 { return append([]float64(nil), s...) }

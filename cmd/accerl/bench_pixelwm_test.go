@@ -27,6 +27,9 @@ func TestBenchPixelWMArgumentErrors(t *testing.T) {
 		{[]string{"--start", "1"}, "rollouts start at step 1, before the 4 context frames exist; start at 3 or later"},
 		{[]string{"--held-every", "1"}, "held-every must be at least 2"},
 		{[]string{"--proprio-steps", "-1"}, "proprio head steps must not be negative (0 leaves the head out), got -1"},
+		{[]string{"--obs-steps", "-3"}, "observation-model steps must not be negative (0 trains for the budget's share), got -3"},
+		{[]string{"--sigma-data", "-1"}, "--sigma-data must be positive (0 keeps the default), got -1"},
+		{[]string{"--sample-steps", "0"}, "--sample-steps must be at least 1, got 0"},
 		{[]string{"spatial"}, `unexpected argument "spatial"; every setting is a flag`},
 	} {
 		_, _, err := runCLI(t, append([]string{"bench", "pixel-wm"}, tc.args...)...)
@@ -73,9 +76,13 @@ func TestBenchPixelWMTiny(t *testing.T) {
 		t.Errorf("result %+v", res)
 	}
 	decodePNG(t, png)
-	// The same episodes again come from the stored files.
+	// The same episodes again come from the stored files; a residual M_obs for exactly 2 steps.
 	stdout, _, err = runCLI(t, "bench", "pixel-wm", "--episodes", "10", "--minutes", "0.01", "--horizon", "1", "--start", "5",
-		"--strip", "", "--data", filepath.Join(dir, "data"))
+		"--strip", "", "--data", filepath.Join(dir, "data"), "--obs-steps", "2", "--residual", "--sigma-data", "0.15", "--sample-steps", "1",
+		"--json", js)
+	if b, err := os.ReadFile(js); err != nil || json.Unmarshal(b, &res) != nil || res.ObsSteps != 2 || !res.EDM.Residual || res.EDM.SigmaData != 0.15 || res.EDM.Steps != 1 || !(res.ObsChangeStd > 0) {
+		t.Errorf("residual run: %v; result steps %d, EDM %+v, change σ %v", err, res.ObsSteps, res.EDM, res.ObsChangeStd)
+	}
 	if err != nil || !strings.Contains(stdout, "loaded 10 expert_noisy episodes") {
 		t.Errorf("second run: %v\n%s", err, stdout)
 	}

@@ -14,12 +14,13 @@ import (
 //
 // body: the Config (ImageSize, Cameras, History, ActionDim, CondDim,
 // GroupSize, len(Channels), Channels… as int64), the EDM settings (six
-// float64 and Steps as int64), then binrec.Tail: the TrainConfig, the step
+// float64, Steps as int64 and, from format 2, Residual as an int64 0 or 1;
+// format 1 records read as Residual false), then binrec.Tail: the TrainConfig, the step
 // count, the random state, the parameters and the two Adam moments. Equal states give equal bytes, and a restored
 // trainer draws the same minibatches and noise as the one that was saved.
 const (
 	trainerMagic  = "EDM-TRN\x00"
-	trainerFormat = 1
+	trainerFormat = 2
 )
 
 // MarshalBinary encodes the trainer's complete state.
@@ -34,6 +35,7 @@ func (t *Trainer) MarshalBinary() ([]byte, error) {
 		w.F64(v)
 	}
 	w.I64(e.Steps)
+	w.I64(b2i(e.Residual))
 	if err := w.Tail(binrec.Tail{LR: tc.LR, BatchSize: tc.BatchSize, MaxGradNorm: tc.MaxGradNorm, Seed: tc.Seed,
 		Steps: t.Steps, Rand: t.src, Params: t.Net.params, M: t.M, V: t.V}); err != nil {
 		return nil, fmt.Errorf("edm: encode trainer: %w", err)
@@ -48,8 +50,9 @@ func (t *Trainer) UnmarshalBinary(data []byte) error {
 	if err != nil {
 		return err
 	}
-	if v := r.U32(); v != trainerFormat {
-		return fmt.Errorf("edm: decode trainer: format %d, this build reads %d", v, trainerFormat)
+	format := r.U32()
+	if format != 1 && format != trainerFormat {
+		return fmt.Errorf("edm: decode trainer: format %d, this build reads 1 to %d", format, trainerFormat)
 	}
 	var c Config
 	for _, p := range []*int{&c.ImageSize, &c.Cameras, &c.History, &c.ActionDim, &c.CondDim, &c.GroupSize} {
@@ -68,6 +71,9 @@ func (t *Trainer) UnmarshalBinary(data []byte) error {
 		*p = r.F64()
 	}
 	e.Steps = r.I64()
+	if format >= 2 {
+		e.Residual = r.I64() != 0
+	}
 	tail, err := r.Tail()
 	if err != nil {
 		return fmt.Errorf("edm: decode trainer: %w", err)
@@ -92,4 +98,11 @@ func kernelsBackend(t *Trainer) kernels.Backend {
 		return nil
 	}
 	return t.Net.be
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

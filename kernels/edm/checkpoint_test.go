@@ -19,16 +19,25 @@ func TestTrainerCheckpointRoundTrip(t *testing.T) {
 		}
 		data[i].Next[0] = half(data[i].Next[0])
 	}
-	tr, err := NewTrainer(c, DefaultEDM(), TrainConfig{LR: 1e-3, BatchSize: 3, MaxGradNorm: 1, Seed: 4}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 3 {
-		if _, err := tr.Step(data); err != nil {
+	for _, residual := range []bool{false, true} {
+		e := DefaultEDM()
+		e.Residual = residual
+		tr, err := NewTrainer(c, e, TrainConfig{LR: 1e-3, BatchSize: 3, MaxGradNorm: 1, Seed: 4}, nil)
+		if err != nil {
 			t.Fatal(err)
 		}
+		for range 3 {
+			if _, err := tr.Step(data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		binrectest.RoundTrip(t, tr, func() *Trainer { return new(Trainer) }, func(tr *Trainer) (float64, error) { return tr.Step(data) }, 3)
+		rec, _ := tr.MarshalBinary()
+		var back Trainer
+		if err := back.UnmarshalBinary(rec); err != nil || back.EDM != e {
+			t.Errorf("residual %v: restored EDM settings %+v (%v), want %+v", residual, back.EDM, err, e)
+		}
 	}
-	binrectest.RoundTrip(t, tr, func() *Trainer { return new(Trainer) }, func(tr *Trainer) (float64, error) { return tr.Step(data) }, 3)
 }
 
 // half keeps every other pixel of a 16×16 HWC frame.

@@ -20,6 +20,15 @@ type EDM struct {
 	SigmaMin, SigmaMax, Rho float64
 	// Steps is the number of Euler steps of [Net.Sample].
 	Steps int
+	// Residual makes the model denoise the change from the last context
+	// frame, Next − Past[k−1], instead of the next frame itself; sampling
+	// adds the last frame back. Copying the last frame is then the zero
+	// prediction, which a model that has not yet learnt the motion falls
+	// back to, where a direct model first has to learn to reproduce the
+	// whole scene. Frame changes are small (most pixels do not move), so
+	// SigmaData should be their standard deviation, not the frames'.
+	// DIAMOND predicts frames directly (false).
+	Residual bool
 }
 
 // DefaultEDM returns DIAMOND's settings: σ_d = 0.5, ln σ ~ N(−0.4, 1.2²)
@@ -105,6 +114,14 @@ func scalePlanes[F Float](x, f []F, n, plane int) []F {
 	return y
 }
 
+// lastPast returns b's most recent context frames (Past step k−1), laid out
+// as Next.
+func (m *Net[F]) lastPast(b Batch[F]) []F {
+	size := m.cfg.FrameChannels() * b.N * m.cfg.Pixels()
+	off := (m.cfg.History - 1) * size
+	return b.Past[off : off+size]
+}
+
 // lossForward evaluates the EDM training loss for given noise levels sigma
 // (n) and unit Gaussian noise eps (3C × n·S²): with x = Next + σ·ε,
 //
@@ -112,7 +129,8 @@ func scalePlanes[F Float](x, f []F, n, plane int) []F {
 //
 // which is Karras et al.'s λ(σ)-weighted denoising loss
 // λ(σ)·‖D(x; σ) − Next‖² with λ = 1/c_out² (eq. 2 and 8), written on F_θ's
-// target. It returns L and ∂L/∂F_θ.
+// target. With e.Residual, Next − Past[k−1] takes Next's place. It
+// returns L and ∂L/∂F_θ.
 func (m *Net[F]) lossForward(e EDM, b Batch[F], sigma []float64, eps []F) (float64, []F) {
 	if len(sigma) != b.N || len(eps) != len(b.Next) || len(b.Next) != m.cfg.FrameChannels()*b.N*m.cfg.Pixels() {
 		panic(fmt.Sprintf("edm: loss: %d noise levels, %d noise values, %d target values for %d images",
@@ -120,9 +138,17 @@ func (m *Net[F]) lossForward(e EDM, b Batch[F], sigma []float64, eps []F) (float
 	}
 	cs, co, ci, cn := m.scalings(e, sigma)
 	plane := m.cfg.Pixels()
+	target := b.Next
+	if e.Residual {
+		last := m.lastPast(b)
+		target = make([]F, len(b.Next))
+		for j, v := range b.Next {
+			target[j] = v - last[j]
+		}
+	}
 	x := make([]F, len(eps))
 	for j, v := range eps {
-		x[j] = b.Next[j] + F(sigma[(j/plane)%b.N])*v
+		x[j] = target[j] + F(sigma[(j/plane)%b.N])*v
 	}
 	out := m.forward(scalePlanes(x, ci, b.N, plane), b.Past, cn, b.Action, b.N)
 	dout := make([]F, len(out))
@@ -130,7 +156,7 @@ func (m *Net[F]) lossForward(e EDM, b Batch[F], sigma []float64, eps []F) (float
 	scale := 2 / float64(len(out))
 	for j, f := range out {
 		i := (j / plane) % b.N
-		r := float64(f) - (float64(b.Next[j])-float64(cs[i])*float64(x[j]))/float64(co[i])
+		r := float64(f) - (float64(target[j])-float64(cs[i])*float64(x[j]))/float64(co[i])
 		loss += r * r
 		dout[j] = F(scale * r)
 	}
@@ -166,7 +192,9 @@ func (m *Net[F]) DrawNoise(e EDM, n int, rng *rand.Rand) (sigma []float64, eps [
 //	x ← σ_0·ε,  then for i < Steps:  d = (x − D(x; σ_i))/σ_i,  x ← x + (σ_{i+1} − σ_i)·d
 //
 // on the schedule [EDM.Sigmas] (σ_Steps = 0, so the last step returns
-// D(x; σ_{Steps−1})). The result (3C × n·S²) is clipped to [−1, 1].
+// D(x; σ_{Steps−1})). With e.Residual the result is the change, and the
+// last context frame is added to it. The result (3C × n·S²) is clipped to
+// [−1, 1].
 func (m *Net[F]) Sample(e EDM, b Batch[F], rng *rand.Rand) []F {
 	sig := e.Sigmas(e.Steps)
 	x := make([]F, m.cfg.FrameChannels()*b.N*m.cfg.Pixels())
@@ -182,6 +210,12 @@ func (m *Net[F]) Sample(e EDM, b Batch[F], rng *rand.Rand) []F {
 		step := F((sig[i+1] - sig[i]) / sig[i])
 		for j, v := range d {
 			x[j] += step * (x[j] - v)
+		}
+	}
+	if e.Residual {
+		last := m.lastPast(b)
+		for j := range x {
+			x[j] += last[j]
 		}
 	}
 	for j, v := range x {
