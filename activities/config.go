@@ -75,6 +75,7 @@ func EngineConfig(c specs.Config, seed uint64, totalUpdates int) engine.Config {
 			CBar:        orDefault(a.VTraceCBar, 1),
 		},
 		WorldModel:        worldModelSettings(c.WorldModel),
+		PixelWM:           pixelWMSettings(c),
 		InjectNaNAtUpdate: c.Debug.NaNAtUpdate,
 		Seed:              seed,
 	}
@@ -100,6 +101,18 @@ func vlaSettings(c specs.Config) *engine.VLASettings {
 		FullHead: !v.SlimHead, InstrTokens: InstructionTokens, InstrPad: tabletop.TokenPad,
 		Temperature: v.Temperature, DetachValue: v.DetachValue,
 	}
+}
+
+// pixelWMSettings maps a world_model block with a pixels block and imagination_ratio > 0
+// onto the engine's imagined training over pixels (off otherwise). The horizon is the
+// schedule's start; TrainSegment replaces it with the segment's.
+func pixelWMSettings(c specs.Config) engine.PixelWMSettings {
+	w := c.WorldModel
+	if !w.Enabled || w.Pixels == nil || !(w.ImaginationRatio > 0) {
+		return engine.PixelWMSettings{}
+	}
+	_, execute := c.Policy.Chunk()
+	return engine.PixelWMSettings{Enabled: true, ImaginationRatio: w.ImaginationRatio, Horizon: max(1, w.Horizon.Start), Execute: execute}
 }
 
 // worldModelSettings maps the spec's world_model block. The horizon is the schedule's start;

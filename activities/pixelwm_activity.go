@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/accerl/accerl/activities/checkpoint"
 	"github.com/accerl/accerl/activities/contract"
+	"github.com/accerl/accerl/activities/engine"
 	"github.com/accerl/accerl/activities/pixelwm"
 	"github.com/accerl/accerl/kernels/edm"
 	"github.com/accerl/accerl/kernels/edm/proprio"
@@ -272,6 +274,33 @@ func savePixelState(root, specHash string, s *pixelwm.PretrainState) (string, er
 		return "", err
 	}
 	return dir, nil
+}
+
+// loadPixelWorldModel reads the pretrained pixel world model from a finished pretraining
+// checkpoint (PretrainWorldModelResult.Checkpoint) for the engine's imagination.
+func loadPixelWorldModel(dir string) (engine.PixelWorldModel, error) {
+	var m engine.PixelWorldModel
+	if dir == "" {
+		return m, errors.New("load pixel world model: the run has no pretrained world model (world_model.offline_trajectories must be positive)")
+	}
+	_, files, err := checkpoint.Load(dir)
+	if err != nil {
+		return m, fmt.Errorf("load pixel world model: %w", err)
+	}
+	var (
+		obs edm.Trainer
+		rew reward.Trainer
+		pro proprio.Trainer
+	)
+	for name, t := range map[string]interface{ UnmarshalBinary([]byte) error }{pixelObsFile: &obs, pixelRewFile: &rew, pixelProprioFile: &pro} {
+		if files[name] == nil {
+			return m, fmt.Errorf("load pixel world model: %s has no %s (pretraining did not finish?)", dir, name)
+		}
+		if err := t.UnmarshalBinary(files[name]); err != nil {
+			return m, fmt.Errorf("load pixel world model: %s: %w", name, err)
+		}
+	}
+	return engine.PixelWorldModel{Obs: obs.Net, EDM: obs.EDM, Proprio: pro.Model, Rew: rew.Model}, nil
 }
 
 // latestPixelState loads the newest pixel pretraining checkpoint under root that verifies

@@ -111,6 +111,9 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 	if cfg.WorldModel.Enabled && in.Horizon > 0 {
 		cfg.WorldModel.Horizon = in.Horizon
 	}
+	if cfg.PixelWM.Enabled && in.Horizon > 0 {
+		cfg.PixelWM.Horizon = in.Horizon
+	}
 	var envWarn envWarnings
 	eng, err := engine.New(cfg, snap, envFactory(in.Config, in.Seed, envWarn.add))
 	if errors.Is(err, envrpc.ErrUnavailable) {
@@ -126,6 +129,17 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 			return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("train segment %d: %v", in.Segment, err), ErrTypeBadInput, err)
 		}
 		if err := eng.LoadWorldModel(state); err != nil {
+			return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("train segment %d: %v", in.Segment, err), ErrTypeBadInput, err)
+		}
+	}
+
+	if cfg.PixelWM.Enabled {
+		// The pixel world model is fixed after pretraining: every segment loads it again.
+		m, err := loadPixelWorldModel(in.WorldModelState)
+		if err == nil {
+			err = eng.SetPixelWorldModel(m)
+		}
+		if err != nil {
 			return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("train segment %d: %v", in.Segment, err), ErrTypeBadInput, err)
 		}
 	}

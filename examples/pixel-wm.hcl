@@ -13,7 +13,8 @@
 #                                        last real frame, M_rew's accuracy, the curves
 #   <run>/worldmodel/pixel-wm-strip.png  real (upper) and imagined (lower) frames per camera
 # The report's "Pixel world model" table shows the same scores. Then the MLP policy trains
-# on real steps: imagined training over pixels is not built yet (imagination_ratio = 0).
+# on real steps (imagination_ratio = 0: imagined frames are for the micro-VLA, which reads
+# them; with a vla block and imagination_ratio > 0 part of every batch is imagined).
 #
 # On 2 cores collecting takes ~10 s, M_obs ~1 s a step (400 steps), M_rew ~1 min, the
 # proprio head ~10 s. A residual M_obs sampled in one step beat copying the last real
@@ -64,7 +65,7 @@ experiment "pixel-wm" {
     offline_trajectories = 200            # the paper records 1,000
     behaviour            = "expert_noisy" # the scripted expert with execution noise
     history              = 4              # context frames, as DIAMOND
-    imagination_ratio    = 0              # imagined training over pixels: not yet
+    imagination_ratio    = 0              # > 0 needs the VLA policy (it reads the frames)
     pixels {
       obs_steps       = var.obs_steps
       rew_steps       = 1500

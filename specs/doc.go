@@ -313,9 +313,11 @@
 // copying the last real frame, M_rew's accuracy, precision and recall, and a
 // real-vs-imagined PNG strip. The horizon schedule's loss is then M_obs's
 // first imagined step's error over copying the last frame's (1 is no better
-// than copying). Imagined training over pixels is not built yet, so
-// imagination_ratio must be 0 with a pixels block: the policy trains on real
-// steps.
+// than copying). With imagination_ratio > 0 (the VLA policy in sync mode)
+// the fixed models imagine that share of every batch, starting from the
+// sync round's real frames: the VLA acts on imagined images and
+// proprioception, M_rew's p_success increments are the rewards and its p_end
+// ends a rollout.
 //
 // # Hash
 //

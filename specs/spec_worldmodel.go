@@ -91,10 +91,10 @@ type WorldModel struct {
 // turns it on; it needs env "tabletop" { pixels = true }. world_model.history is the
 // number of conditioning frames (the paper's DIAMOND uses 4), obs_learning_rate and
 // rew_learning_rate M_obs's and M_rew's Adam rates, offline_trajectories and behaviour
-// the offline episodes. Imagined training over pixels is not built yet: the run pretrains
-// and scores the model (held-out imagined MSE against copying the last frame, M_rew's
-// accuracy, a real-vs-imagined strip) and then trains on real data only, so
-// imagination_ratio must be 0.
+// the offline episodes. The run pretrains and scores the model (held-out imagined MSE
+// against copying the last frame, M_rew's accuracy, a real-vs-imagined strip); with
+// imagination_ratio > 0 (the VLA policy in sync mode) the fixed models then imagine that
+// share of every batch from the round's real frames (engine.PixelWMSettings).
 type PixelWorldModel struct {
 	// ObsSteps are M_obs's pretraining steps (16 transitions each; about one step a
 	// second on 2 CPU cores at 32×32 with both cameras). >= 1.
@@ -285,8 +285,8 @@ func checkWorldModel(c Config, src *sources, add func(subject hcl.Range, summary
 
 // checkPixelWorldModel reports a world model whose kind does not match the env's
 // observations: the pixel model needs the tabletop cameras, the state-vector model cannot
-// read them, and the pixel model neither imagines (yet) nor pairs with a collector it
-// does not have.
+// read them, the pixel model imagines only for the VLA in sync mode, and the state-vector
+// model has no expert to collect with.
 func checkPixelWorldModel(c Config, src *sources, add func(subject hcl.Range, summary, detail string)) {
 	w := c.WorldModel
 	if !w.Enabled {
@@ -309,10 +309,10 @@ func checkPixelWorldModel(c Config, src *sources, add func(subject hcl.Range, su
 			fmt.Sprintf("world_model.pixels predicts the tabletop cameras' frames, which only env \"tabletop\" with pixels = true renders (env is %q, pixels %v). Set env \"tabletop\" { pixels = true }, or remove the pixels block for the state-vector world model.",
 				c.Env.Kind, c.Env.Pixels))
 	}
-	if w.ImaginationRatio > 0 {
-		add(src.blame(pathImaginationRatio, pathWorldModelPixels), "No imagined training over pixels yet",
-			fmt.Sprintf("world_model.imagination_ratio = %g asks for imagined steps, and the pixel world model is pretrained and scored but does not imagine training batches yet (training uses real steps only). Set imagination_ratio = 0.",
-				w.ImaginationRatio))
+	if w.ImaginationRatio > 0 && (c.Policy.VLA == nil || c.Pipeline.Mode != ModeSync) {
+		add(src.blame(pathImaginationRatio, pathWorldModelPixels), "Imagined training over pixels needs the VLA in sync mode",
+			fmt.Sprintf("world_model.imagination_ratio = %g imagines camera frames for the policy to act on, which only the VLA policy reads (policy.vla is %s), and imagines from each sync round's real steps (pipeline.mode is %q). Add a vla block to the policy and set pipeline.mode = %q, or set imagination_ratio = 0 to pretrain and score the pixel world model only.",
+				w.ImaginationRatio, map[bool]string{true: "set", false: "absent"}[c.Policy.VLA != nil], c.Pipeline.Mode, ModeSync))
 	}
 	if w.OfflineTrajectories == 0 {
 		add(src.blame(joinPath(blockWorldModel, attrOfflineTrajectories), pathWorldModelPixels), "Pixel world model without offline data",

@@ -109,6 +109,10 @@ type Config struct {
 	// B_img), imagined rollouts mixed into every batch, and online
 	// world-model training. The zero value is off.
 	WorldModel WorldModelSettings `json:"world_model"`
+	// PixelWM switches on imagined training over pixels with a pretrained pixel world
+	// model (Engine.SetPixelWorldModel): sync mode and a policy that reads frames only.
+	// The zero value is off.
+	PixelWM PixelWMSettings `json:"pixel_wm,omitzero"`
 
 	// InjectNaNAtUpdate is a test-only hook (0 = off): the run-wide update
 	// with this number (counted from 1, as UpdateReport.Update) gets a NaN
@@ -258,10 +262,13 @@ func (c Config) RoundSteps() int {
 // (rounded up to whole rounds); in async mode it is the least an update
 // takes from replay once B_img holds its share.
 func (c Config) RealBatchSteps() int {
-	if !c.WorldModel.Enabled {
-		return c.BatchSteps
+	switch {
+	case c.WorldModel.Enabled:
+		return max(1, c.BatchSteps-imgQuota(c.WorldModel.ImaginationRatio, c.BatchSteps))
+	case c.PixelWM.Enabled:
+		return max(1, c.BatchSteps-imgQuota(c.PixelWM.ImaginationRatio, c.BatchSteps))
 	}
-	return max(1, c.BatchSteps-imgQuota(c.WorldModel.ImaginationRatio, c.BatchSteps))
+	return c.BatchSteps
 }
 
 // replayCapacity is the capacity the engine really uses (see ReplayCapacity).
@@ -370,6 +377,15 @@ func (c Config) Validate() error {
 		}
 		if c.Policy.VLA != nil {
 			bad("the world model imagines state vectors, not the frames the VLA policy reads: turn one of them off")
+		}
+	}
+	if c.PixelWM.Enabled {
+		if err := c.PixelWM.validate(); err != nil {
+			errs = append(errs, err)
+		}
+		if c.Mode != ModeSync || c.Policy.VLA == nil || c.WorldModel.Enabled {
+			bad("imagined training over pixels needs sync mode, the VLA policy (which reads the imagined frames) and no state-vector world model; got %s mode, VLA %v, state world model %v",
+				c.Mode, c.Policy.VLA != nil, c.WorldModel.Enabled)
 		}
 	}
 	if c.Learner.Minibatches > c.BatchSteps {

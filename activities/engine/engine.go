@@ -47,6 +47,7 @@ type Engine struct {
 	replay *ReplayBuffer
 	tr     *trainer
 	ro     *rollout
+	pix    *pixelImaginer // imagined training over pixels (Config.PixelWM), else nil
 
 	envSteps atomic.Int64
 	running  atomic.Bool
@@ -114,6 +115,9 @@ func New(cfg Config, snap *Snapshot, makeEnv EnvFactory) (_ *Engine, err error) 
 			return nil, fmt.Errorf("new engine: %w", err)
 		}
 		e.tr.wm = wm
+	}
+	if cfg.PixelWM.Enabled {
+		e.pix = newPixelImaginer(cfg.PixelWM, cfg.Seed)
 	}
 	e.svcSrc = rand.NewPCG(cfg.Seed, streamInference)
 	e.svc = NewInferenceService(InferenceConfig{
@@ -302,6 +306,12 @@ func (e *Engine) trainSync(ctx context.Context, updates int, seg *segment, onUpd
 			return err
 		}
 		img, _ := e.takeImagined()
+		if e.pix != nil {
+			// Imagined chunks from this round's real steps, with the policy that collected them.
+			if img, err = e.pix.imagine(e.tr.model(), chunks, e.shape, e.tr.version, imgQuota(e.pix.set.ImaginationRatio, e.cfg.BatchSteps), e.frameBytes); err != nil {
+				return fmt.Errorf("update %d: %w", e.tr.updates+1, err)
+			}
+		}
 		if err := e.trainStep(chunks, img, seg, onUpdate); err != nil {
 			return err
 		}
@@ -372,6 +382,9 @@ func (e *Engine) trainStep(chunks, img []*Chunk, seg *segment, onUpdate func(Upd
 		}
 		chunks = append(chunks, img...)
 	}
+	if e.pix != nil {
+		chunks = append(chunks, img...)
+	}
 	stats, info, err := e.tr.update(chunks)
 	if err != nil {
 		return err
@@ -379,6 +392,9 @@ func (e *Engine) trainStep(chunks, img []*Chunk, seg *segment, onUpdate func(Upd
 	e.svc.Publish(e.tr.version, e.tr.model().Params())
 	e.replay.SetVersion(e.tr.version)
 	horizon := 0
+	if e.pix != nil {
+		horizon = e.pix.set.Horizon
+	}
 	if wm != nil {
 		wm.imagined += int64(imgSteps)
 		horizon = wm.set.Horizon
@@ -502,6 +518,9 @@ func (e *Engine) segmentStats(seg *segment) SegmentStats {
 		if seg.wmValN > 0 {
 			st.WMValLoss = seg.wmValSum / float64(seg.wmValN)
 		}
+	}
+	if e.pix != nil {
+		st.Horizon, st.ImaginedSteps = e.pix.set.Horizon, e.pix.imagined
 	}
 	st.CeilingFraction = ratio(st.StepsPerS, ceiling)
 	return st

@@ -68,6 +68,10 @@ type Snapshot struct {
 	// WorldModel is the world model's state (model, B_real, B_img, RNG,
 	// counters) when Config.WorldModel.Enabled.
 	WorldModel *WorldModelSnapshot `json:"world_model,omitempty"`
+	// PixelWMRNG is the pixel world model's imagination stream (a PCG state) and
+	// PixelImagined its imagined steps so far, with Config.PixelWM.
+	PixelWMRNG    []byte `json:"pixel_wm_rng,omitempty"`
+	PixelImagined int64  `json:"pixel_imagined,omitempty"`
 }
 
 // AdamState is the serialisable state of kernels.Adam.
@@ -146,6 +150,12 @@ func (e *Engine) Snapshot() (*Snapshot, error) {
 		if snap.WorldModel, err = tr.wm.snapshot(); err != nil {
 			return nil, fmt.Errorf("snapshot engine: %w", err)
 		}
+	}
+	if e.pix != nil {
+		if snap.PixelWMRNG, err = e.pix.src.MarshalBinary(); err != nil {
+			return nil, fmt.Errorf("snapshot engine: pixel world model rng: %w", err)
+		}
+		snap.PixelImagined = e.pix.imagined
 	}
 	e.ro.mu.Lock()
 	snap.PendingEpisodes = slices.Clone(e.ro.finished)
@@ -254,6 +264,15 @@ func (e *Engine) restore(snap *Snapshot) error {
 		if err != nil {
 			return fmt.Errorf("restore snapshot: %w", err)
 		}
+	}
+	if e.pix != nil {
+		if snap.PixelWMRNG == nil {
+			return errors.New("restore snapshot: the config imagines over pixels, the snapshot has no pixel world model state")
+		}
+		if err := e.pix.src.UnmarshalBinary(snap.PixelWMRNG); err != nil {
+			return fmt.Errorf("restore snapshot: pixel world model rng: %w", err)
+		}
+		e.pix.imagined = snap.PixelImagined
 	}
 	e.replay.restore(cloneChunks(snap.Replay), snap.ReplayDrops)
 	e.replay.SetVersion(snap.PolicyVersion)

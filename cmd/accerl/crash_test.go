@@ -84,6 +84,17 @@ func logTail(path string) string {
 // head on the state features, 32×32 frames of both cameras in every step and checkpoint)
 // instead of CartPole; with bc as well, the run first clones the
 // expert (the pretrain block) and fine-tunes a gaussian policy in action chunks.
+// crashVLAPolicy is the tiny micro-VLA of the crash cases that train one.
+const crashVLAPolicy = `policy {
+    action        = "tokens"
+    action_chunk  = 4
+    execute_steps = 2
+    vla {
+      dim    = 16
+      layers = 1
+    }
+  }`
+
 func crashSpec(c crashCase) string {
 	mode, budget, worldModel, tabletop := c.mode, c.budget, c.worldModel, c.tabletop
 	env := `env "cartpole" {`
@@ -101,15 +112,7 @@ func crashSpec(c crashCase) string {
   }`
 	}
 	if c.vla {
-		policy = `policy {
-    action        = "tokens"
-    action_chunk  = 4
-    execute_steps = 2
-    vla {
-      dim    = 16
-      layers = 1
-    }
-  }
+		policy = crashVLAPolicy + `
   pretrain {
     demos_per_task = 4
     epochs         = 6
@@ -143,13 +146,14 @@ func crashSpec(c crashCase) string {
 		// 16×16 frames keep M_obs's steps short; the step counts cross one checkpoint of
 		// each model (every 25, 250 and 1,000 steps).
 		env = strings.Replace(env, "image_size = 32", "image_size = 16", 1)
+		policy = crashVLAPolicy
 		wm = `
   world_model {
     enabled              = true
     offline_trajectories = 10
     behaviour            = "expert_noisy"
     history              = 2
-    imagination_ratio    = 0
+    imagination_ratio    = 0.5
     pixels {
       obs_steps     = 30
       rew_steps     = 260
@@ -298,10 +302,11 @@ func TestCrashResume(t *testing.T) {
 		// The micro-VLA over the frames, cloned by cross-entropy, then token-level PPO: the
 		// same two kills, in its BC epochs and in its RL segments.
 		{name: "vla", mode: "sync", budget: 4096, tabletop: true, vla: true, hooks: []string{"epoch-", "seg-000002"}},
-		// The pixel world model: the first process dies while pretraining saves M_obs's first
-		// checkpoint, the second while it saves the proprio head's; the resumed pretraining
-		// must end in the uninterrupted one's weights and scores.
-		{name: "pixelwm", mode: "sync", budget: 12288, tabletop: true, pixelWM: true, hooks: []string{"step-000000025", "step-000001290"}},
+		// The pixel world model and a VLA trained half on imagined frames: the first process
+		// dies while pretraining saves M_obs's first checkpoint, the second while imagined
+		// training saves segment 2; the resumed pretraining must end in the uninterrupted
+		// one's weights and scores, and the training in its parameters and horizons.
+		{name: "pixelwm", mode: "sync", budget: 4096, tabletop: true, pixelWM: true, hooks: []string{"step-000000025", "seg-000002"}},
 	} {
 		t.Run(c.name, func(t *testing.T) { testCrashResume(t, c) })
 	}

@@ -95,14 +95,34 @@ func (m *Net[F]) Imagine(e EDM, past [][]Frame, actions [][]float64, rng *rand.R
 	hist := append([][]Frame(nil), past...)
 	out := make([][]Frame, 0, len(actions))
 	for _, a := range actions {
-		b := MakeBatch[F](m.cfg, []Sample{{Past: hist, Action: a, Next: make([]Frame, m.cfg.Cameras)}})
-		x := m.Sample(e, b, rng)
-		step := make([]Frame, m.cfg.Cameras)
-		for cam := range step {
-			step[cam] = readFrame(m.cfg, x, cam, 0, 1)
-		}
+		step := m.Step(e, [][][]Frame{hist}, [][]float64{a}, rng)[0]
 		out = append(out, step)
 		hist = append(hist[1:len(hist):len(hist)], step)
+	}
+	return out
+}
+
+// Step predicts one step for each of n rollouts at once: past[i] are
+// rollout i's History conditioning steps (Cameras frames each, oldest
+// first) and actions[i] its action. It returns each rollout's predicted
+// frames (Cameras each), rounded to bytes; the noise comes from rng in
+// rollout order, so a batch of one is [Net.Imagine]'s step.
+func (m *Net[F]) Step(e EDM, past [][][]Frame, actions [][]float64, rng *rand.Rand) [][]Frame {
+	n := len(past)
+	if n == 0 {
+		return nil
+	}
+	samples := make([]Sample, n)
+	for i := range samples {
+		samples[i] = Sample{Past: past[i], Action: actions[i], Next: make([]Frame, m.cfg.Cameras)}
+	}
+	x := m.Sample(e, MakeBatch[F](m.cfg, samples), rng)
+	out := make([][]Frame, n)
+	for i := range out {
+		out[i] = make([]Frame, m.cfg.Cameras)
+		for cam := range out[i] {
+			out[i][cam] = readFrame(m.cfg, x, cam, i, n)
+		}
 	}
 	return out
 }

@@ -50,7 +50,7 @@ experiment "wm_cross" {
     }
   }
 
-  # The pixel world model does not imagine training batches yet.
+  # Imagined frames are for the VLA, in sync mode.
   ablation "pixel_wm_imagines" {
     env "tabletop" {
       pixels = true
@@ -58,7 +58,7 @@ experiment "wm_cross" {
     policy { action = "tokens" }
     world_model {
       enabled           = true
-      imagination_ratio = 0.25         # ERROR: No imagined training over pixels yet
+      imagination_ratio = 0.25         # ERROR: Imagined training over pixels needs the VLA in sync mode
       pixels {}
     }
   }

@@ -1,0 +1,355 @@
+package engine
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/accerl/accerl/kernels"
+	"github.com/accerl/accerl/kernels/edm"
+	"github.com/accerl/accerl/kernels/edm/proprio"
+	"github.com/accerl/accerl/kernels/edm/reward"
+)
+
+// streamPixelWM is the PCG stream (under Config.Seed) of the pixel world model's
+// imagination: start states, imagined actions and M_obs's sampling noise.
+const streamPixelWM = 6
+
+// PixelWMSettings configure imagined training over pixels (the pixel world model of the
+// tabletop suites): before every sync-mode update the trainer rolls imagined chunks from
+// real steps of the update's own batch, Horizon steps each, through a pretrained,
+// fixed world model with the current policy, and the update trains on them beside the
+// real steps. Each imagined engine step feeds the policy's frame (the imagined camera
+// images and the start's instruction) and its observation (the imagined proprioception
+// in place of the start's), samples the action tokens as acting does, and advances
+// M_obs and the proprio head once per executed action; its reward is M_rew's
+// p_success(after) − p_success(before), and the chunk ends when M_rew's p_end reaches
+// TermThreshold. Only real steps count toward the budget.
+type PixelWMSettings struct {
+	Enabled bool `json:"enabled"`
+	// ImaginationRatio is the share of each update's BatchSteps that is imagined, in
+	// (0, 1).
+	ImaginationRatio float64 `json:"imagination_ratio"`
+	// Horizon is H, the imagined steps per start (the Run workflow's schedule sets it per
+	// segment). >= 1.
+	Horizon int `json:"horizon"`
+	// Execute is the number of environment actions one engine step executes (the policy's
+	// execute_steps with action chunks, else 1). >= 1.
+	Execute int `json:"execute"`
+	// TermThreshold is the p_end at which an imagined chunk ends (0: 0.5).
+	TermThreshold float64 `json:"term_threshold,omitempty"`
+}
+
+func (s PixelWMSettings) validate() error {
+	var errs []error
+	if !(s.ImaginationRatio > 0 && s.ImaginationRatio < 1) {
+		errs = append(errs, fmt.Errorf("imagination ratio must be in (0, 1), got %v", s.ImaginationRatio))
+	}
+	if s.Horizon < 1 || s.Execute < 1 {
+		errs = append(errs, fmt.Errorf("horizon and executed actions per step must be at least 1, got %d and %d", s.Horizon, s.Execute))
+	}
+	if !(s.TermThreshold >= 0 && s.TermThreshold < 1) {
+		errs = append(errs, fmt.Errorf("termination threshold must be in [0, 1), got %v", s.TermThreshold))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("pixel world model: %w", err)
+	}
+	return nil
+}
+
+// PixelWorldModel is the pretrained pixel world model the engine imagines with: M_obs
+// (an EDM denoiser over the cameras' frames) with its diffusion settings, the proprio
+// head and M_rew. The engine does not train it.
+type PixelWorldModel struct {
+	Obs     *edm.Net[float32]
+	EDM     edm.EDM
+	Proprio *proprio.Model[float32]
+	Rew     *reward.Model
+}
+
+// pixelImaginer is the trainer's pixel imagination: settings, model and random stream.
+type pixelImaginer struct {
+	set   PixelWMSettings
+	model *PixelWorldModel
+	src   *rand.PCG
+	rng   *rand.Rand
+	// imagined counts the imagined steps trained on, run-wide.
+	imagined int64
+}
+
+func newPixelImaginer(set PixelWMSettings, seed uint64) *pixelImaginer {
+	if set.TermThreshold == 0 {
+		set.TermThreshold = 0.5
+	}
+	src := rand.NewPCG(seed, streamPixelWM)
+	return &pixelImaginer{set: set, src: src, rng: rand.New(src)}
+}
+
+// SetPixelWorldModel gives the engine the pretrained pixel world model it imagines with
+// (Config.PixelWM). It checks the models against the environments' frames, observations
+// and actions.
+func (e *Engine) SetPixelWorldModel(m PixelWorldModel) error {
+	if e.pix == nil {
+		return errors.New("set pixel world model: the engine's config does not imagine over pixels (Config.PixelWM)")
+	}
+	if m.Obs == nil || m.Proprio == nil || m.Rew == nil {
+		return errors.New("set pixel world model: M_obs, the proprio head and M_rew are all needed")
+	}
+	oc, pc, rc := m.Obs.Config(), m.Proprio.Config(), m.Rew.Config()
+	img := oc.Cameras * oc.ImageSize * oc.ImageSize * 3
+	var errs []error
+	if e.frameBytes < img {
+		errs = append(errs, fmt.Errorf("M_obs imagines %d cameras at %d×%d (%d bytes), the environment's frames have %d bytes", oc.Cameras, oc.ImageSize, oc.ImageSize, img, e.frameBytes))
+	}
+	if rc.Cameras != oc.Cameras || rc.ImageSize != oc.ImageSize {
+		errs = append(errs, fmt.Errorf("M_rew reads %d cameras at %d×%d, M_obs imagines %d at %d×%d", rc.Cameras, rc.ImageSize, rc.ImageSize, oc.Cameras, oc.ImageSize, oc.ImageSize))
+	}
+	if pc.ActionDim != oc.ActionDim || pc.ProprioDim > e.obsDim {
+		errs = append(errs, fmt.Errorf("proprio head: %d-D actions (M_obs: %d) and %d-D proprioception (observations: %d values)", pc.ActionDim, oc.ActionDim, pc.ProprioDim, e.obsDim))
+	}
+	if e.shape.Env < e.pix.set.Execute*oc.ActionDim {
+		errs = append(errs, fmt.Errorf("an engine step executes %d actions of %d values, the policy writes %d values per step", e.pix.set.Execute, oc.ActionDim, e.shape.Env))
+	}
+	if pc.History > oc.History {
+		errs = append(errs, fmt.Errorf("the proprio head needs %d past vectors, M_obs's %d frames of history are all a start keeps", pc.History, oc.History))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("set pixel world model: %w", err)
+	}
+	e.pix.model = &m
+	return nil
+}
+
+// pixelRow is one imagined rollout in progress: its history of frames (per step, one
+// Frame per camera) and proprio vectors, the start's instruction bytes and observation,
+// and what it has recorded so far.
+type pixelRow struct {
+	frames  [][]edm.Frame
+	prop    [][]float64
+	instr   []byte
+	obsBase []float64
+	pNow    float64 // M_rew's p_success of the current frame
+	c       *Chunk
+	done    bool
+}
+
+// frame is the policy's frame of the row's current step: the cameras' images, then the
+// instruction's bytes.
+func (r *pixelRow) frame() []byte {
+	cur := r.frames[len(r.frames)-1]
+	var b []byte
+	for _, f := range cur {
+		b = append(b, f...)
+	}
+	return append(b, r.instr...)
+}
+
+// obs is the row's current observation: the start's, with the imagined proprioception.
+func (r *pixelRow) obs() []float64 {
+	o := slices.Clone(r.obsBase)
+	copy(o, r.prop[len(r.prop)-1])
+	return o
+}
+
+// imagine rolls imagined chunks from starts drawn uniformly from the steps of chunks that
+// have History−1 steps before them in their chunk, with the trainer's network net (which
+// reads frames) at policy version version, until they hold quota steps (see the rounds
+// below), cutting the last. It returns nil when no chunk is long enough.
+func (p *pixelImaginer) imagine(net kernels.Network, chunks []*Chunk, shape ActionShape, version int64, quota, frameBytes int) ([]*Chunk, error) {
+	if p.model == nil {
+		return nil, errors.New("pixel world model: none loaded (Engine.SetPixelWorldModel)")
+	}
+	fnet, ok := net.(kernels.FrameNetwork)
+	if !ok {
+		return nil, errors.New("pixel world model: the policy does not read frames")
+	}
+	if quota <= 0 {
+		return nil, nil
+	}
+	k := p.model.Obs.Config().History
+	sorted := slices.Clone(chunks)
+	slices.SortFunc(sorted, func(a, b *Chunk) int { return cmp.Or(cmp.Compare(a.Env, b.Env), cmp.Compare(a.Seq, b.Seq)) })
+	type start struct {
+		c *Chunk
+		t int
+	}
+	var starts []start
+	for _, c := range sorted {
+		if len(c.Frames) != c.Len()*frameBytes {
+			return nil, fmt.Errorf("pixel world model: chunk (%d, %d) holds %d frame bytes for %d steps of %d", c.Env, c.Seq, len(c.Frames), c.Len(), frameBytes)
+		}
+		for t := k - 1; t < c.Len(); t++ {
+			starts = append(starts, start{c, t})
+		}
+	}
+	if len(starts) == 0 {
+		return nil, nil
+	}
+	H := p.set.Horizon
+	obsDim := len(sorted[0].Obs) / sorted[0].Len()
+	var rows []*pixelRow
+	// The first round starts ceil(quota/H) rollouts; when M_rew's terminations cut them
+	// short, later rounds size themselves by the mean length so far (at most eight rounds).
+	perStart, got := float64(H), 0
+	for round := 0; round < 8 && got < quota; round++ {
+		n := int(math.Ceil(float64(quota-got) / perStart))
+		batch := make([]*pixelRow, n)
+		for i := range batch {
+			s := starts[p.rng.IntN(len(starts))]
+			batch[i] = p.startRow(s.c, s.t, obsDim, frameBytes, int64(len(rows)+i))
+		}
+		if err := p.roll(fnet, batch, shape, version, obsDim); err != nil {
+			return nil, err
+		}
+		for _, r := range batch {
+			got += r.c.Len()
+		}
+		rows = append(rows, batch...)
+		perStart = max(1, float64(got)/float64(len(rows)))
+	}
+	// Bootstrap the chunks that ran to the horizon from their last imagined state, and
+	// cut the total to the quota.
+	var out []*Chunk
+	left := quota
+	for _, r := range rows {
+		c := r.c
+		if left <= 0 || c.Len() == 0 {
+			break
+		}
+		if !c.Terminated {
+			c.NextObs, c.NextFrame = r.obs(), r.frame()
+		}
+		if c.Len() > left {
+			cutChunk(c, left, len(c.Obs)/c.Len(), len(c.Frames)/c.Len(), shape)
+		}
+		left -= c.Len()
+		out = append(out, c)
+	}
+	for _, c := range out {
+		for _, v := range c.Rewards {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("pixel world model: imagined reward %v", v)
+			}
+		}
+	}
+	p.imagined += int64(quota - left)
+	return out, nil
+}
+
+// cutChunk keeps the first n steps of c and bootstraps it from step n, which it had
+// recorded.
+func cutChunk(c *Chunk, n, obsDim, frameBytes int, shape ActionShape) {
+	c.NextObs = slices.Clone(c.Obs[n*obsDim : (n+1)*obsDim])
+	c.NextFrame = slices.Clone(c.Frames[n*frameBytes : (n+1)*frameBytes])
+	c.Terminated = false
+	c.Obs, c.Frames = c.Obs[:n*obsDim], c.Frames[:n*frameBytes]
+	c.Actions, c.ContActions = c.Actions[:n*shape.Tokens], c.ContActions[:n*shape.Reals]
+	c.LogProbs, c.Values, c.Rewards, c.Versions = c.LogProbs[:n*shape.LogProbs], c.Values[:n], c.Rewards[:n], c.Versions[:n]
+}
+
+// startRow begins an imagined rollout from step t of the real chunk c: its History frames
+// and proprio vectors up to t, its instruction and observation.
+func (p *pixelImaginer) startRow(c *Chunk, t, obsDim, frameBytes int, seq int64) *pixelRow {
+	m := p.model
+	oc := m.Obs.Config()
+	k, cams, im := oc.History, oc.Cameras, oc.ImageSize*oc.ImageSize*3
+	pd := m.Proprio.Config().ProprioDim
+	r := &pixelRow{obsBase: slices.Clone(c.Obs[t*obsDim : (t+1)*obsDim])}
+	for j := t - k + 1; j <= t; j++ {
+		f := c.Frames[j*frameBytes : (j+1)*frameBytes]
+		step := make([]edm.Frame, cams)
+		for cam := range step {
+			step[cam] = edm.Frame(f[cam*im : (cam+1)*im])
+		}
+		r.frames = append(r.frames, step)
+		r.prop = append(r.prop, slices.Clone(c.Obs[j*obsDim:j*obsDim+pd]))
+	}
+	r.instr = slices.Clone(c.Frames[t*frameBytes+cams*im : (t+1)*frameBytes])
+	r.c = &Chunk{Env: -1, Seq: seq}
+	return r
+}
+
+// roll runs rows for up to Horizon imagined steps each, recording them in the rows'
+// chunks.
+func (p *pixelImaginer) roll(fnet kernels.FrameNetwork, rows []*pixelRow, shape ActionShape, version int64, obsDim int) error {
+	m := p.model
+	oc := m.Obs.Config()
+	k := oc.History
+	H := p.set.Horizon
+	cur := func(live []*pixelRow) [][][]uint8 {
+		out := make([][][]uint8, len(live))
+		for i, r := range live {
+			for _, f := range r.frames[len(r.frames)-1] {
+				out[i] = append(out[i], f)
+			}
+		}
+		return out
+	}
+	ps, _ := m.Rew.Predict(cur(rows))
+	for i, r := range rows {
+		r.pNow = ps[i]
+	}
+	ad := oc.ActionDim
+	for range H {
+		var live []*pixelRow
+		for _, r := range rows {
+			if !r.done {
+				live = append(live, r)
+			}
+		}
+		if len(live) == 0 {
+			break
+		}
+		nl := len(live)
+		frames := make([][]byte, nl)
+		obs := make([]float64, 0, nl*obsDim)
+		for i, r := range live {
+			frames[i] = r.frame()
+			obs = append(obs, r.obs()...)
+		}
+		a := kernels.Actions{Tokens: make([]int, nl*shape.Tokens), Continuous: make([]float64, nl*shape.Reals)}
+		logp, values := make([]float64, nl*shape.LogProbs), make([]float64, nl)
+		fnet.SetFrames(frames)
+		fnet.ActActions(obs, nl, p.rng, a, logp, values)
+		env := make([]float64, nl*shape.Env)
+		fnet.EnvActions(a, nl, env)
+		for i, r := range live {
+			c := r.c
+			c.Obs = append(c.Obs, obs[i*obsDim:(i+1)*obsDim]...)
+			c.Frames = append(c.Frames, frames[i]...)
+			c.Actions = append(c.Actions, a.Tokens[i*shape.Tokens:(i+1)*shape.Tokens]...)
+			c.ContActions = append(c.ContActions, a.Continuous[i*shape.Reals:(i+1)*shape.Reals]...)
+			c.LogProbs = append(c.LogProbs, logp[i*shape.LogProbs:(i+1)*shape.LogProbs]...)
+			c.Values = append(c.Values, values[i])
+			c.Versions = append(c.Versions, version)
+		}
+		for x := range p.set.Execute {
+			past := make([][][]edm.Frame, nl)
+			acts := make([][]float64, nl)
+			psamples := make([]proprio.Sample, nl)
+			for i, r := range live {
+				past[i] = r.frames[len(r.frames)-k:]
+				acts[i] = env[i*shape.Env+x*ad : i*shape.Env+(x+1)*ad]
+				psamples[i] = proprio.Sample{Past: r.prop[len(r.prop)-m.Proprio.Config().History:], Action: acts[i]}
+			}
+			next := m.Obs.Step(m.EDM, past, acts, p.rng)
+			nextProp := m.Proprio.Predict(psamples)
+			for i, r := range live {
+				r.frames = append(r.frames[len(r.frames)-k+1:], next[i])
+				r.prop = append(r.prop[len(r.prop)-k+1:], nextProp[i])
+			}
+		}
+		pNext, pEnd := m.Rew.Predict(cur(live))
+		for i, r := range live {
+			r.c.Rewards = append(r.c.Rewards, pNext[i]-r.pNow)
+			r.pNow = pNext[i]
+			if pEnd[i] >= p.set.TermThreshold {
+				r.c.Terminated, r.done = true, true
+			}
+		}
+	}
+	return nil
+}
