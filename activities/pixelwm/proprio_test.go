@@ -218,7 +218,7 @@ func TestBenchReportsProprio(t *testing.T) {
 	}
 	for _, k := range []string{"collect", "train_episodes", "held_out_episodes", "episodes_succeeded", "collect_seconds", "loaded",
 		"obs_config", "edm", "obs_train", "obs_params", "obs_train_samples", "obs_train_steps", "obs_train_seconds", "obs_loss_every",
-		"obs_loss_curve", "obs_imagination", "rew_config", "rew_train", "rew_params", "rew_train_frames", "rew_train_steps",
+		"obs_loss_curve", "obs_change_std", "obs_imagination", "rew_config", "rew_train", "rew_params", "rew_train_frames", "rew_train_steps",
 		"rew_train_seconds", "rew_loss_every", "rew_loss_curve", "rew_held_out_focal_loss_before", "rew_held_out_focal_loss_after",
 		"rew_held_out", "proprio_config", "proprio_train", "proprio_params", "proprio_train_samples", "proprio_train_steps",
 		"proprio_train_seconds", "proprio_loss_every", "proprio_loss_curve", "proprio_held_out_loss_before",
@@ -227,7 +227,7 @@ func TestBenchReportsProprio(t *testing.T) {
 			t.Errorf("the report has no %q", k)
 		}
 	}
-	if len(keys) != 38 {
-		t.Errorf("the report has %d fields, want the 27 existing and 11 new", len(keys))
+	if len(keys) != 39 {
+		t.Errorf("the report has %d fields, want the 28 others and the proprio head's 11", len(keys))
 	}
 }
