@@ -209,12 +209,9 @@ func (w *WorldModel) pretrainPixelWorldModel(ctx context.Context, in PretrainWor
 	}
 	// The horizon schedule's loss: the first imagined step's error over copying the last
 	// frame's (1 = no better than copying; normalised like the state model's loss).
-	if im.Rollouts > 0 && im.CopyLastMSE[0] > 0 {
+	if im.Rollouts > 0 && im.CopyLastMSE[0] > 0 && !math.IsNaN(im.MSE[0]) {
 		res.HasValLoss = true
 		res.ValObsLoss, res.ValObsNoChange, res.ValRewLoss = im.MSE[0]/im.CopyLastMSE[0], 1, ev.RewHeldLoss
-	}
-	if math.IsNaN(res.ValObsLoss) {
-		res.HasValLoss = false
 	}
 	return res, nil
 }

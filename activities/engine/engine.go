@@ -380,11 +380,9 @@ func (e *Engine) trainStep(chunks, img []*Chunk, seg *segment, onUpdate func(Upd
 		if err := wm.fit(e.tr.updates + 1); err != nil {
 			return fmt.Errorf("update %d: %w", e.tr.updates+1, err)
 		}
-		chunks = append(chunks, img...)
 	}
-	if e.pix != nil {
-		chunks = append(chunks, img...)
-	}
+	// Imagined chunks (either world model's) join the batch after B_real took the real ones.
+	chunks = append(chunks, img...)
 	stats, info, err := e.tr.update(chunks)
 	if err != nil {
 		return err
