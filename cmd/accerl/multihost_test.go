@@ -179,7 +179,7 @@ func TestMultiHost(t *testing.T) {
 }
 
 // multiHostExperiment runs spec on the multi-host network: a Temporal server, worker w1 alone,
-// then w2 joining and w1 SIGKILLed mid-segment, the client host waiting for the end. The runs
+// then w1 SIGKILLed mid-segment and w2 joining, the client host waiting for the end. The runs
 // go to out (a path every host sees, or an object-store URL), whose files this host reads
 // under files; env gives each host's extra environment. It checks that both workers trained,
 // that w2 retried w1's segments from their checkpoints, and that every run ends as under ref.
@@ -205,10 +205,12 @@ func multiHostExperiment(t *testing.T, prefix, root, spec, out, files string, en
 		workers[w] = cmd
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	}
-	// w1 trains alone at first, so that it holds two segments when it is killed (four runs
-	// want segments, it takes two at a time, and a finished one's slot refills at once); w2
-	// joins just before the kill and takes everything over. No more than two at a time may
-	// run on w1 (checked below from the timeline).
+	// w1 trains alone, so that it holds two segments when it is killed (four runs want
+	// segments, it takes two at a time, and a finished one's slot refills at once from the
+	// two waiting); w2 joins only after the kill and takes everything over. (Joining before
+	// the kill let w2 take the waiting segments, and w1 sometimes died holding none, only
+	// workflow tasks: CI stop 25.) No more than two at a time may run on w1 (checked below
+	// from the timeline).
 	startWorker("w1")
 	cliLog := filepath.Join(root, "client.log")
 	cli := nsProcess(t, prefix+"client", cliLog, env("client"), "run", "--temporal", addr, "--no-worker", "--out", out, spec)
@@ -216,15 +218,15 @@ func multiHostExperiment(t *testing.T, prefix, root, spec, out, files string, en
 
 	// Kill w1 once it has trained a while: when a run has a second checkpoint.
 	waitSecondCheckpoint(t, files, cliLog)
+	killed := time.Now()
+	if err := workers["w1"].Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
 	startWorker("w2")
 	waitFor(t, "w2 to join", time.Minute, func() bool {
 		b, _ := os.ReadFile(filepath.Join(root, "w2.log"))
 		return strings.Contains(string(b), "Worker serving")
 	}, filepath.Join(root, "w2.log"))
-	killed := time.Now()
-	if err := workers["w1"].Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
 	select {
 	case err := <-done:
 		if err != nil {
