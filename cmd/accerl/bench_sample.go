@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/accerl/accerl/runstate"
 	"github.com/accerl/accerl/runstore"
 	"github.com/accerl/accerl/specs"
+	"github.com/accerl/accerl/testenv/tabletop"
 )
 
 // sampleArm is one arm's outcome on one seed of the sample-efficiency benchmark.
@@ -44,11 +47,19 @@ type sampleArm struct {
 	TrainEpisodes int     `json:"train_episodes"`    // training episodes finished (0: FinalReturn means nothing)
 	BestEval      float64 `json:"best_eval_return,omitempty"`
 	WallS         float64 `json:"wall_s"`
+	// BCSuccess is the behaviour-cloned warm start's evaluation success, the curve's point
+	// at 0 online steps (--env tabletop); DemoSteps the demonstrations' expert steps it was
+	// cloned from (the same in both arms of a seed); BCCached whether the clone came from
+	// the cache (WallS then excludes cloning).
+	BCSuccess *float64 `json:"bc_success,omitempty"`
+	DemoSteps int64    `json:"demo_steps,omitempty"`
+	BCCached  bool     `json:"bc_cached,omitempty"`
 	// Curve is the evaluation mean return against online steps, one point per evaluation.
 	Curve []evalPoint `json:"eval_curve,omitempty"`
 }
 
-// evalPoint is one evaluation of a sample-efficiency arm.
+// evalPoint is one evaluation of a sample-efficiency arm: its mean return, which on the
+// tabletop suites (reward 1 on success, else 0) is the success rate.
 type evalPoint struct {
 	EnvSteps int64   `json:"env_steps"`
 	Return   float64 `json:"mean_return"`
@@ -64,6 +75,9 @@ type sampleSeed struct {
 	// RatioBound), and when it did not, the ratio is 0.
 	Ratio      float64 `json:"ratio"`
 	RatioBound bool    `json:"ratio_is_lower_bound"`
+	// RatioWithOffline counts the world model's offline steps as online ones:
+	// Baseline steps / (WorldModel steps + its offline steps), with the same bound.
+	RatioWithOffline float64 `json:"ratio_with_offline"`
 }
 
 // sampleResult is the whole benchmark.
@@ -75,6 +89,13 @@ type sampleResult struct {
 	OfflineTraj int          `json:"offline_trajectories"`
 	Seeds       []sampleSeed `json:"seeds"`
 	MedianRatio float64      `json:"median_ratio"`
+	// MedianRatioWithOffline is the median of the seeds' RatioWithOffline.
+	MedianRatioWithOffline float64 `json:"median_ratio_with_offline"`
+	// Suite is the tabletop suite (--env tabletop), whose policy is the micro-VLA cloned
+	// from the suite's demonstrations in both arms; ImaginationRatio the world-model arm's
+	// imagined share of each batch.
+	Suite            string  `json:"suite,omitempty"`
+	ImaginationRatio float64 `json:"imagination_ratio"`
 	// EvalEpisodes, EvalEvery and Greedy describe the evaluation protocol (EvalEpisodes 0:
 	// solved by the training-episode window instead).
 	EvalEpisodes int   `json:"eval_episodes"`
@@ -91,25 +112,76 @@ type sampleEval struct {
 	greedy   bool
 	window   int
 	target   float64
+	// bc, with check (the bench learn check whose entries it shares), keeps the cloned
+	// policies of the tabletop arms: both arms of a seed start from one clone.
+	bc    *bcCache
+	check string
 }
 
 func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("bench sample-efficiency", "bench sample-efficiency [flags]   — online env steps to a target return with and without the world model (same env, seeds and PPO settings)", stderr)
-	envKind := fs.String("env", specs.EnvCartPole, "environment kind")
+	envKind := fs.String("env", specs.EnvCartPole, "environment kind; tabletop: the micro-VLA on --suite, cloned from demonstrations in both arms, with the pixel world model")
+	suite := fs.String("suite", "spatial", "with --env tabletop: the suite (spatial, object, goal or long), all its tasks")
 	seedList := fs.String("seeds", "1,2,3", "comma-separated seeds")
-	target := fs.Float64("target", 475, "mean return that counts as solved: of an evaluation's episodes, or of the last --window training episodes with --eval-episodes 0")
+	target := fs.Float64("target", 475, "mean return that counts as solved: of an evaluation's episodes, or of the last --window training episodes with --eval-episodes 0 (tabletop default 0.9: the success rate)")
 	window := fs.Int("window", 20, "episodes in the running mean compared with --target (a full window is required)")
-	budget := fs.Int64("steps", 300_000, "online env-step budget of each arm; an arm that has not reached the target by then is reported as not reached")
-	offline := fs.Int("offline", 1000, "offline random-policy trajectories the world model is pretrained on (reported beside the online steps)")
-	ratio := fs.Float64("imagination-ratio", 0.99, "share of every batch that is imagined in the world-model arm; a higher share takes fewer real steps per update")
-	evalEps := fs.Int("eval-episodes", 10, "evaluation episodes per evaluation; an arm is solved when their mean return reaches --target (0: judge by the last --window training episodes instead)")
-	evalEvery := fs.Int64("eval-every", 256, "online env steps between evaluations: each run's segments are this many steps' worth of updates (at least one), and each segment ends with an evaluation and a horizon-schedule step, as in 'accerl run'")
+	budget := fs.Int64("steps", 300_000, "online env-step budget of each arm; an arm that has not reached the target by then is reported as not reached (tabletop default 16384)")
+	offline := fs.Int("offline", 1000, "offline trajectories the world model is pretrained on, of the random policy (tabletop: of the scripted expert with execution noise, default 200), reported beside the online steps")
+	ratio := fs.Float64("imagination-ratio", 0.99, "share of every batch that is imagined in the world-model arm; a higher share takes fewer real steps per update (tabletop default 0.5)")
+	evalEps := fs.Int("eval-episodes", 10, "evaluation episodes per evaluation; an arm is solved when their mean return reaches --target (0: judge by the last --window training episodes instead; tabletop default 100, on the suite's fixed initial states)")
+	evalEvery := fs.Int64("eval-every", 256, "online env steps between evaluations: each run's segments are this many steps' worth of updates (at least one), and each segment ends with an evaluation and a horizon-schedule step, as in 'accerl run' (tabletop default 4096)")
 	hold := fs.Int("hold", 1, "consecutive evaluations that must all reach --target; the arm's steps are those of the first of them")
-	greedy := fs.Bool("greedy", false, "evaluate the policy's most likely action instead of sampling it as in training")
+	greedy := fs.Bool("greedy", false, "evaluate the policy's most likely action instead of sampling it as in training (tabletop default true)")
+	obsSteps := fs.Int("obs-steps", 0, "with --env tabletop: M_obs pretraining steps of the pixel world model (0: the pixels block's default)")
+	cacheDir := fs.String("bc-cache", "", "with --env tabletop: keep the behaviour-cloned policies in this directory, shared with 'accerl bench learn --bc-cache' (tabletop-SUITE-vla entries); without it the two arms of a seed still share one clone")
 	jsonOut := fs.String("json", "", "also write the results to this JSON file")
 	plotOut := fs.String("plot", "", "also draw both arms' evaluation curves (return against online steps, every seed) to this PNG file")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	tabletopArms := *envKind == specs.EnvTabletop
+	if tabletopArms {
+		if tabletop.TaskCount(*suite) == 0 {
+			return fmt.Errorf("--suite %q: choose one of %s", *suite, strings.Join(tabletop.Suites(), ", "))
+		}
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		for name, v := range map[string]func(){
+			"target": func() { *target = 0.9 }, "steps": func() { *budget = 16384 }, "offline": func() { *offline = 200 },
+			"imagination-ratio": func() { *ratio = 0.5 }, "eval-episodes": func() { *evalEps = 100 },
+			"eval-every": func() { *evalEvery = 4096 }, "greedy": func() { *greedy = true },
+		} {
+			if !set[name] {
+				v()
+			}
+		}
+		if *offline < 10 {
+			return fmt.Errorf("--offline %d: the pixel world model holds out one episode in ten to score itself; give at least 10", *offline)
+		}
+		if !(*ratio > 0 && *ratio < 1) {
+			return fmt.Errorf("--imagination-ratio %g: give a share in (0, 1)", *ratio)
+		}
+	} else if *obsSteps != 0 || *cacheDir != "" {
+		return fmt.Errorf("--obs-steps and --bc-cache are for --env tabletop (the pixel world model and the cloned VLA)")
+	}
+	if *obsSteps < 0 {
+		return fmt.Errorf("--obs-steps %d: give a positive number of M_obs steps, or 0 for the default", *obsSteps)
+	}
+	var cache *bcCache
+	if tabletopArms {
+		dir := *cacheDir
+		if dir == "" {
+			tmp, err := os.MkdirTemp("", "accerl-bench-sample-bc-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(tmp)
+			dir = tmp
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("--bc-cache: %w", err)
+		}
+		cache = &bcCache{dir: dir}
 	}
 	if *plotOut != "" && *evalEps == 0 {
 		return fmt.Errorf("--plot draws evaluation curves; it needs --eval-episodes > 0")
@@ -125,8 +197,11 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return fmt.Errorf("--window and --steps must be positive")
 	}
 	res := sampleResult{Env: *envKind, Target: *target, Window: *window, Budget: *budget, OfflineTraj: *offline,
-		EvalEpisodes: *evalEps, EvalEvery: *evalEvery, Hold: *hold, Greedy: *greedy}
+		EvalEpisodes: *evalEps, EvalEvery: *evalEvery, Hold: *hold, Greedy: *greedy, ImaginationRatio: *ratio}
 	ev := sampleEval{episodes: *evalEps, every: *evalEvery, hold: *hold, greedy: *greedy, window: *window, target: *target}
+	if tabletopArms {
+		res.Suite, ev.bc, ev.check = *suite, cache, fmt.Sprintf("tabletop-%s-vla", *suite)
+	}
 	criterion := fmt.Sprintf("the mean of the last %d training episodes", *window)
 	if *evalEps > 0 {
 		mode := "sampled"
@@ -138,19 +213,28 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			criterion += fmt.Sprintf(", at %d evaluations in a row,", *hold)
 		}
 	}
-	fmt.Fprintf(stdout, "%s: online env steps until %s reaches %g; budget %d steps per arm; world model pretrained on %d random episodes, imagination ratio %g\n",
-		*envKind, criterion, *target, *budget, *offline, *ratio)
-	var ratios []float64
+	behaviour := "random"
+	if tabletopArms {
+		behaviour = "noisy-expert"
+		criterion += " (success rate; the behaviour-cloned warm start counts at 0 online steps)"
+	}
+	fmt.Fprintf(stdout, "%s: online env steps until %s reaches %g; budget %d steps per arm; world model pretrained on %d %s episodes, imagination ratio %g\n",
+		envLabel(*envKind, *suite), criterion, *target, *budget, *offline, behaviour, *ratio)
+	var ratios, ratiosOff []float64
 	for _, seed := range seeds {
 		base := cleanRLConfig(*envKind, specs.AlgorithmPPO, *budget)
-		if *envKind == specs.EnvPendulum || *envKind == specs.EnvMountainCarContinuous {
+		wmCfg := sampleWMConfig(base, *offline, *ratio)
+		if tabletopArms {
+			base = sampleTabletopConfig(*suite, *budget)
+			wmCfg = sampleTabletopWM(base, *offline, *ratio, *obsSteps)
+		} else if *envKind == specs.EnvPendulum || *envKind == specs.EnvMountainCarContinuous {
 			// Continuous torque: the tokens head of `bench learn pendulum-tokens-ppo`.
 			base = tokensPendulum(specs.AlgorithmPPO)()
 			base.Env.Kind = *envKind
 			base.Env.MaxEpisodeSteps, _ = specs.DefaultMaxEpisodeSteps(*envKind)
 			base.Budget.EnvSteps = *budget
+			wmCfg = sampleWMConfig(base, *offline, *ratio)
 		}
-		wmCfg := sampleWMConfig(base, *offline, *ratio)
 		s := sampleSeed{Seed: seed}
 		if s.WorldModel, err = runSampleArm(ctx, wmCfg, seed, ev); err != nil {
 			return fmt.Errorf("seed %d, world-model arm: %w", seed, err)
@@ -165,29 +249,30 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			if !s.Baseline.Reached {
 				b, s.RatioBound = s.Baseline.EnvSteps, true
 			}
-			s.Ratio = float64(b) / float64(s.WorldModel.StepsToTarget)
+			s.Ratio = stepRatio(b, s.WorldModel.StepsToTarget)
+			s.RatioWithOffline = stepRatio(b, s.WorldModel.StepsToTarget+s.WorldModel.OfflineSteps)
 		}
-		ratios = append(ratios, s.Ratio)
+		ratios, ratiosOff = append(ratios, s.Ratio), append(ratiosOff, s.RatioWithOffline)
 		res.Seeds = append(res.Seeds, s)
 	}
-	res.MedianRatio = median(ratios)
+	res.MedianRatio, res.MedianRatioWithOffline = median(ratios), median(ratiosOff)
 
 	fmt.Fprintln(stdout)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SEED\tWM ONLINE STEPS\tWM OFFLINE STEPS\tWM IMAGINED\tBASELINE ONLINE STEPS\tRATIO")
+	fmt.Fprintln(tw, "SEED\tWM ONLINE STEPS\tWM OFFLINE STEPS\tWM IMAGINED\tWM WALL\tBASELINE ONLINE STEPS\tBASELINE WALL\tRATIO\tRATIO WITH OFFLINE")
 	for _, s := range res.Seeds {
 		bound := ""
 		if s.RatioBound {
 			bound = " (≥)"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%.2f×%s\n", s.Seed, stepsWord(s.WorldModel), s.WorldModel.OfflineSteps, s.WorldModel.ImaginedSteps,
-			stepsWord(s.Baseline), s.Ratio, bound)
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%.0fs\t%s\t%.0fs\t%.2f×%s\t%.2f×%s\n", s.Seed, stepsWord(s.WorldModel), s.WorldModel.OfflineSteps, s.WorldModel.ImaginedSteps,
+			s.WorldModel.WallS, stepsWord(s.Baseline), s.Baseline.WallS, s.Ratio, bound, s.RatioWithOffline, bound)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nmedian ratio of online steps (no world model / world model): %.2f× over %d seeds; the world model also used %d offline steps per seed\n",
-		res.MedianRatio, len(seeds), medianOffline(res.Seeds))
+	fmt.Fprintf(stdout, "\nmedian ratio of online steps (no world model / world model): %.2f× over %d seeds (%.2f× counting the world model's %d offline steps per seed)\n",
+		res.MedianRatio, len(seeds), res.MedianRatioWithOffline, medianOffline(res.Seeds))
 	if *plotOut != "" {
 		if err := plotSample(*plotOut, res); err != nil {
 			return err
@@ -197,6 +282,23 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return writeJSONFile(*jsonOut, res)
 	}
 	return nil
+}
+
+// stepRatio is baseline/wm steps to the target; 1 when both are 0 (the warm start was
+// already at the target), and baseline/1 when only the world model's are.
+func stepRatio(baseline, wm int64) float64 {
+	if baseline == 0 && wm == 0 {
+		return 1
+	}
+	return float64(baseline) / float64(max(1, wm))
+}
+
+// envLabel names the benchmark's environment: the kind, and the suite on the tabletop.
+func envLabel(kind, suite string) string {
+	if kind == specs.EnvTabletop {
+		return kind + " " + suite
+	}
+	return kind
 }
 
 // plotSample draws every seed's evaluation curve of both arms.
@@ -214,7 +316,7 @@ func plotSample(path string, res sampleResult) error {
 		add(0, wmLabel, s.WorldModel)
 		add(1, "no world model", s.Baseline)
 	}
-	title := fmt.Sprintf("%s: mean of %d evaluation episodes, %d seeds", res.Env, res.EvalEpisodes, len(res.Seeds))
+	title := fmt.Sprintf("%s: mean of %d evaluation episodes, %d seeds", envLabel(res.Env, res.Suite), res.EvalEpisodes, len(res.Seeds))
 	return reports.WriteEvalCurves(path, title, res.Target, series)
 }
 
@@ -229,6 +331,41 @@ func sampleWMConfig(base specs.Config, offline int, ratio float64) specs.Config 
 	w.ObsHidden, w.RewHidden = []int{64, 64}, []int{64, 64}
 	w.ObsEvery, w.RewEvery = 1, 1
 	w.ImaginationRatio = ratio
+	return c
+}
+
+// sampleTabletopConfig is the tabletop arms' shared setting: the micro-VLA check of
+// `bench learn tabletop-SUITE-vla` (both 32×32 cameras, the measured BC recipe, action
+// chunks of 8 executing 2, sync mode) with its best measured RL recipe (README, "micro-VLA":
+// sampling temperature 0.03, learning rate 3e-6, batches of 4,096 steps, positive
+// advantages only, one critic-warmup update, updates without reward skipped, the value
+// head detached from the shared trunk), on a budget of online steps.
+func sampleTabletopConfig(suite string, budget int64) specs.Config {
+	c := tabletopVLAConfig(suite)
+	c.Budget.EnvSteps = budget
+	v := *c.Policy.VLA
+	v.Temperature, v.DetachValue = 0.03, true
+	c.Policy.VLA = &v
+	a := &c.Algorithm
+	a.LearningRate, a.BatchSteps, a.PositiveAdvantages, a.CriticWarmup, a.SkipRewardless = 3e-6, 4096, true, 1, true
+	return c
+}
+
+// sampleTabletopWM is base with the pixel world model on: offline episodes of the
+// scripted expert with execution noise, M_obs over 4 context frames (as DIAMOND) with the
+// pixels block's defaults (obsSteps > 0 sets its pretraining steps), and a share ratio of
+// every update's batch imagined from the round's real frames with the current VLA. The
+// pixel world model is pretrained once and then fixed (it has no online updates yet).
+func sampleTabletopWM(base specs.Config, offline int, ratio float64, obsSteps int) specs.Config {
+	c := base
+	w := &c.WorldModel
+	w.Enabled, w.OfflineTrajectories, w.Behaviour, w.History = true, offline, specs.WorldModelBehaviourExpertNoisy, 4
+	w.ImaginationRatio = ratio
+	px := specs.DefaultPixelWorldModel()
+	if obsSteps > 0 {
+		px.ObsSteps = obsSteps
+	}
+	w.Pixels = &px
 	return c
 }
 
@@ -249,10 +386,25 @@ func runSampleArm(ctx context.Context, cfg specs.Config, seed uint64, ev sampleE
 	defer os.RemoveAll(dir)
 	cfg.Checkpoint.Every = int(max(1, ev.every/cfg.StepsPerUpdate()))
 	cfg.Evaluation.Episodes, cfg.Evaluation.Greedy = ev.episodes, ev.greedy
+	// The behaviour-cloned warm start (tabletop): restored from the cache when this seed's
+	// clone is there (the other arm's, or an earlier bench's), else cloned and saved.
+	var entry string
+	if ev.bc != nil && cfg.Pretrain.Enabled {
+		if entry, err = ev.bc.entry(ev.check, cfg, seed); err != nil {
+			return arm, err
+		}
+		if arm.BCCached, err = ev.bc.restore(entry, dir); err != nil {
+			return arm, err
+		}
+	}
 	st, err := activities.RunLocal(ctx, activities.LocalRun{Experiment: "bench-sample-efficiency", Arm: "arm", Seed: seed,
 		SpecHash: "bench-sample-efficiency", Config: cfg, RunDir: dir}, func(st runstate.State, res activities.TrainSegmentResult) bool {
 		if !res.HasEval {
 			return false
+		}
+		if len(arm.Curve) == 0 && st.HasPretrainSuccess {
+			// The warm start's evaluation, before any online step.
+			arm.Curve = append(arm.Curve, evalPoint{EnvSteps: 0, Return: st.PretrainSuccess})
 		}
 		arm.Evaluations++
 		if arm.Evaluations == 1 || res.EvalReturn > arm.BestEval {
@@ -265,6 +417,15 @@ func runSampleArm(ctx context.Context, cfg specs.Config, seed uint64, ev sampleE
 	if err != nil {
 		return arm, err
 	}
+	if entry != "" && !arm.BCCached {
+		if err := ev.bc.save(entry, dir); err != nil {
+			return arm, err
+		}
+	}
+	if st.HasPretrainSuccess {
+		arm.BCSuccess = &st.PretrainSuccess
+	}
+	arm.DemoSteps = st.DemoSteps
 	_, episodes, err := runstore.ReadRun(dir)
 	if err != nil {
 		return arm, err

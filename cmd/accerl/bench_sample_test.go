@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/accerl/accerl/specs"
+	"github.com/accerl/accerl/testenv/tabletop"
 )
 
 func TestSolvedAt(t *testing.T) {
@@ -62,5 +63,55 @@ func TestSampleArmEvaluatesOnSchedule(t *testing.T) {
 	// Four updates of PPO do not solve CartPole.
 	if arm.Reached || arm.TrainReached {
 		t.Fatalf("solved CartPole in 2048 steps: %+v", arm)
+	}
+}
+
+// The tabletop arms of one seed start from one behaviour-cloned VLA: the first arm clones
+// and caches it, the second restores it (same warm-start success at 0 online steps), and
+// only the world-model arm records offline episodes and trains on imagined steps. Sizes are
+// the crash test's tiny VLA and pixel world model, so that the test takes seconds.
+func TestSampleTabletopArmsShareTheClone(t *testing.T) {
+	base := sampleTabletopConfig(tabletop.SuiteSpatial, 512)
+	base.Env.Tasks, base.Env.ImageSize = []int{0, 1}, 16
+	v := *base.Policy.VLA
+	v.Dim, v.Layers = 16, 1
+	base.Policy.VLA, base.Policy.ActionChunk, base.Policy.ExecuteSteps = &v, 4, 2
+	base.Pretrain.DemosPerTask, base.Pretrain.Epochs = 4, 2
+	base.Algorithm.BatchSteps, base.Algorithm.Epochs, base.Algorithm.Minibatches = 256, 1, 2
+	base.Pipeline.Workers, base.Pipeline.EnvsPerWorker, base.Pipeline.ChunkSteps = 2, 2, 64
+	wm := sampleTabletopWM(base, 10, 0.5, 10)
+	px := *wm.WorldModel.Pixels
+	px.RewSteps, px.ProprioSteps = 50, 50
+	wm.WorldModel.Pixels, wm.WorldModel.History = &px, 2
+
+	ev := sampleEval{episodes: 2, every: 256, hold: 1, greedy: true, window: 5, target: 0.9,
+		bc: &bcCache{dir: t.TempDir()}, check: "tabletop-spatial-vla"}
+	ctx := context.Background()
+	first, err := runSampleArm(ctx, base, 1, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := runSampleArm(ctx, wm, 1, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.BCCached || !second.BCCached {
+		t.Fatalf("clone cached: first arm %v, second %v; want the second to restore the first's", first.BCCached, second.BCCached)
+	}
+	for name, a := range map[string]sampleArm{"baseline": first, "world model": second} {
+		if a.BCSuccess == nil || len(a.Curve) != a.Evaluations+1 || a.Curve[0] != (evalPoint{0, *a.BCSuccess}) {
+			t.Fatalf("%s arm: BC success %v, curve %v after %d evaluations; want the warm start's success first, at 0 steps", name, a.BCSuccess, a.Curve, a.Evaluations)
+		}
+		if a.EnvSteps != 512 || a.DemoSteps == 0 {
+			t.Fatalf("%s arm: %d online steps, %d demonstration steps; want the budget's 512 and the clone's demonstrations", name, a.EnvSteps, a.DemoSteps)
+		}
+	}
+	// Greedy evaluation of the same clone on the same fixed initial states: equal exactly.
+	if *first.BCSuccess != *second.BCSuccess || first.DemoSteps != second.DemoSteps {
+		t.Fatalf("warm starts differ: success %v vs %v, demo steps %d vs %d", *first.BCSuccess, *second.BCSuccess, first.DemoSteps, second.DemoSteps)
+	}
+	if first.OfflineSteps != 0 || first.ImaginedSteps != 0 || second.OfflineSteps == 0 || second.ImaginedSteps == 0 {
+		t.Fatalf("offline/imagined steps: baseline %d/%d, world model %d/%d; want only the world model's", first.OfflineSteps, first.ImaginedSteps,
+			second.OfflineSteps, second.ImaginedSteps)
 	}
 }
