@@ -16,7 +16,7 @@
 # on real steps (imagination_ratio = 0: imagined frames are for the micro-VLA, which reads
 # them; with a vla block and imagination_ratio > 0 part of every batch is imagined).
 #
-# On 2 cores collecting takes ~10 s, M_obs ~1 s a step (400 steps), M_rew ~1 min, the
+# On 2 cores collecting takes ~10 s, M_obs ~1 s a step (400 steps), M_rew ~4 min, the
 # proprio head ~10 s. A residual M_obs sampled in one step beat copying the last real
 # frame at every imagined step after 150 training steps (docs/results/world-model/README.md).
 #
@@ -66,9 +66,10 @@ experiment "pixel-wm" {
     behaviour            = "expert_noisy" # the scripted expert with execution noise
     history              = 4              # context frames, as DIAMOND
     imagination_ratio    = 0              # > 0 needs the VLA policy (it reads the frames)
+    rew_learning_rate    = 3e-3           # M_rew's Adam rate (bench pixel-wm's; 1e-3 undertrains it)
     pixels {
       obs_steps       = var.obs_steps
-      rew_steps       = 1500
+      rew_steps       = 5000
       proprio_steps   = 3000
       behaviour_noise = 0.3
       residual        = true # M_obs denoises the change from the last frame

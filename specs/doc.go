@@ -179,7 +179,7 @@
 //	    }
 //	    # pixels {                        # the pixel world model (env "tabletop" { pixels = true })
 //	    #   obs_steps       = 400         # M_obs (EDM denoiser over the frames) pretraining steps, >= 1
-//	    #   rew_steps       = 1500        # M_rew (success/end classifier) pretraining steps, >= 1
+//	    #   rew_steps       = 5000        # M_rew (success/end classifier) pretraining steps, >= 1
 //	    #   proprio_steps   = 3000        # proprio head pretraining steps, >= 1
 //	    #   behaviour_noise = 0.3         # execution noise of behaviour = "expert_noisy", [0, 1]
 //	    #   residual        = true        # M_obs denoises the change from the last frame

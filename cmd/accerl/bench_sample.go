@@ -360,7 +360,7 @@ func sampleTabletopWM(base specs.Config, offline int, ratio float64, obsSteps in
 	c := base
 	w := &c.WorldModel
 	w.Enabled, w.OfflineTrajectories, w.Behaviour, w.History = true, offline, specs.WorldModelBehaviourExpertNoisy, 4
-	w.ImaginationRatio = ratio
+	w.ImaginationRatio, w.RewLearningRate = ratio, 3e-3 // M_rew at bench pixel-wm's rate
 	px := specs.DefaultPixelWorldModel()
 	if obsSteps > 0 {
 		px.ObsSteps = obsSteps
