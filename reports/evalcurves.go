@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/accerl/accerl/runstore"
 	"gonum.org/v1/plot"
@@ -22,15 +23,34 @@ type EvalSeries struct {
 	X, Y  []float64
 }
 
-// WriteEvalCurves draws series on a logarithmic step axis, so that arms
-// whose step counts differ by orders of magnitude both stay readable, with
-// a dashed horizontal line at target, and writes the figure as a PNG to
-// path (atomically). Points with X <= 0 cannot sit on a log axis and are
-// left out.
-func WriteEvalCurves(path, title string, target float64, series []EvalSeries) error {
-	p := newPlot(title, "online env steps (log scale)", "evaluation return")
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = logHumanTicks{}
+// EvalCurveOptions sets the axes of [WriteEvalCurves].
+type EvalCurveOptions struct {
+	// YLabel names the evaluation measure ("" : "evaluation return").
+	YLabel string
+	// Linear draws the step axis linear from 0, keeping points at 0 steps
+	// (a warm start's evaluation); otherwise it is logarithmic.
+	Linear bool
+}
+
+// WriteEvalCurves draws series against online env steps, with a dashed
+// horizontal line at target, and writes the figure as a PNG to path
+// (atomically). The step axis is logarithmic unless opts.Linear, so that
+// arms whose step counts differ by orders of magnitude both stay
+// readable; points with X <= 0 cannot sit on a log axis and are left out.
+// The legend goes to the corner that neither the curves nor the target
+// line cross.
+func WriteEvalCurves(path, title string, target float64, series []EvalSeries, opts EvalCurveOptions) error {
+	yLabel := opts.YLabel
+	if yLabel == "" {
+		yLabel = "evaluation return"
+	}
+	p := newPlot(title, "online env steps (log scale)", yLabel)
+	if opts.Linear {
+		p.X.Label.Text = "online env steps"
+	} else {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = logHumanTicks{}
+	}
 	var all []plotter.XY
 	var labels []string
 	labelled := map[int]bool{}
@@ -40,7 +60,7 @@ func WriteEvalCurves(path, title string, target float64, series []EvalSeries) er
 		}
 		var pts plotter.XYs
 		for i, x := range s.X {
-			if x > 0 && !math.IsNaN(s.Y[i]) {
+			if (x > 0 || opts.Linear && x == 0) && !math.IsNaN(s.Y[i]) {
 				pts = append(pts, plotter.XY{X: x, Y: s.Y[i]})
 			}
 		}
@@ -79,7 +99,21 @@ func WriteEvalCurves(path, title string, target float64, series []EvalSeries) er
 	p.X.Min, p.X.Max = xmin, xmax
 	pad := 0.04 * (ymax - ymin)
 	p.Y.Min, p.Y.Max = ymin-pad, ymax+pad
-	placeLegendLogX(p, all, labels)
+	// The target line is drawn too: the legend must not cover it.
+	avoid := slices.Clone(all)
+	for i := range 21 {
+		f := float64(i) / 20
+		x := xmin + f*(xmax-xmin)
+		if !opts.Linear {
+			x = xmin * math.Pow(xmax/xmin, f)
+		}
+		avoid = append(avoid, plotter.XY{X: x, Y: target})
+	}
+	if opts.Linear {
+		placeLegend(p, avoid, labels)
+	} else {
+		placeLegendLogX(p, avoid, labels)
+	}
 	png, err := renderPNG(figHeight, p.Draw)
 	if err != nil {
 		return fmt.Errorf("eval curves: %w", err)

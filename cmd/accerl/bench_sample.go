@@ -316,8 +316,17 @@ func plotSample(path string, res sampleResult) error {
 		add(0, wmLabel, s.WorldModel)
 		add(1, "no world model", s.Baseline)
 	}
-	title := fmt.Sprintf("%s: mean of %d evaluation episodes, %d seeds", envLabel(res.Env, res.Suite), res.EvalEpisodes, len(res.Seeds))
-	return reports.WriteEvalCurves(path, title, res.Target, series)
+	seeds := fmt.Sprintf("%d seeds", len(res.Seeds))
+	if len(res.Seeds) == 1 {
+		seeds = fmt.Sprintf("seed %d", res.Seeds[0].Seed)
+	}
+	title := fmt.Sprintf("%s: mean of %d evaluation episodes, %s", envLabel(res.Env, res.Suite), res.EvalEpisodes, seeds)
+	var opts reports.EvalCurveOptions
+	if res.Env == specs.EnvTabletop {
+		// Success rates from the warm start's (at 0 steps) on, over a budget of a few updates.
+		opts = reports.EvalCurveOptions{YLabel: "evaluation success rate", Linear: true}
+	}
+	return reports.WriteEvalCurves(path, title, res.Target, series, opts)
 }
 
 // sampleWMConfig is base with the world model on: pretrained on offline random episodes,
