@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"io"
+	"strings"
 	"testing"
 
 	"github.com/accerl/accerl/specs"
@@ -113,5 +115,25 @@ func TestSampleTabletopArmsShareTheClone(t *testing.T) {
 	if first.OfflineSteps != 0 || first.ImaginedSteps != 0 || second.OfflineSteps == 0 || second.ImaginedSteps == 0 {
 		t.Fatalf("offline/imagined steps: baseline %d/%d, world model %d/%d; want only the world model's", first.OfflineSteps, first.ImaginedSteps,
 			second.OfflineSteps, second.ImaginedSteps)
+	}
+}
+
+// Bad flags of the tabletop benchmark are refused before anything trains, naming the flag
+// and what to give instead.
+func TestSampleTabletopFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--env", "tabletop", "--suite", "kitchen"}, `--suite "kitchen": choose one of goal, long, object, spatial`},
+		{[]string{"--env", "tabletop", "--offline", "5"}, "--offline 5: the pixel world model holds out one episode in ten"},
+		{[]string{"--env", "tabletop", "--imagination-ratio", "1"}, "--imagination-ratio 1: give a share in (0, 1)"},
+		{[]string{"--obs-steps", "10"}, "--obs-steps and --bc-cache are for --env tabletop"},
+		{[]string{"--env", "tabletop", "--obs-steps", "-1"}, "--obs-steps -1: give a positive number"},
+	} {
+		err := benchSample(context.Background(), tc.args, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: got %v, want an error containing %q", tc.args, err, tc.want)
+		}
 	}
 }
