@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/accerl/accerl/activities"
+	"github.com/accerl/accerl/runstate"
 	"github.com/accerl/accerl/runstore"
 	"github.com/accerl/accerl/specs"
 	"github.com/accerl/accerl/testenv/tabletop"
@@ -410,26 +411,16 @@ func trainCheck(ctx context.Context, name string, cfg specs.Config, seed uint64,
 		return learnSeed{}, err
 	}
 	defer os.RemoveAll(dir)
-	var entry string
-	cached := false
-	if cache != nil && cfg.Pretrain.Enabled {
-		if entry, err = cache.entry(name, cfg, seed); err != nil {
-			return learnSeed{}, err
-		}
-		if cached, err = cache.restore(entry, dir); err != nil {
-			return learnSeed{}, err
-		}
-	}
-	start := time.Now()
-	st, err := activities.RunLocal(ctx, activities.LocalRun{Experiment: "bench-learn", Arm: name, Seed: seed,
-		SpecHash: "bench-learn-" + name, Config: cfg, RunDir: dir}, nil)
+	var start time.Time
+	var st runstate.State
+	cached, err := cache.around(name, cfg, seed, dir, func() (err error) {
+		start = time.Now()
+		st, err = activities.RunLocal(ctx, activities.LocalRun{Experiment: "bench-learn", Arm: name, Seed: seed,
+			SpecHash: "bench-learn-" + name, Config: cfg, RunDir: dir}, nil)
+		return err
+	})
 	if err != nil {
 		return learnSeed{}, err
-	}
-	if entry != "" && !cached {
-		if err := cache.save(entry, dir); err != nil {
-			return learnSeed{}, err
-		}
 	}
 	wall := time.Since(start).Seconds()
 	s := learnSeed{Seed: seed, EnvSteps: st.EnvSteps, Updates: st.Updates, Episodes: int(st.Episodes), FinalReturn: st.RecentReturn,

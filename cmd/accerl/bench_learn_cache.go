@@ -50,6 +50,30 @@ func (c bcCache) entry(check string, cfg specs.Config, seed uint64) (string, err
 	return filepath.Join(c.dir, fmt.Sprintf("%s-seed%d-%s", check, seed, hex.EncodeToString(sum[:6]))), nil
 }
 
+// around runs run, a training of cfg's seed in the fresh run directory runDir, with the
+// cloned policy from the cache: restored before it when the check's entry holds one
+// (cached true), else saved after it. A nil cache, or a cfg without a pretrain block, only
+// runs it.
+func (c *bcCache) around(check string, cfg specs.Config, seed uint64, runDir string, run func() error) (cached bool, err error) {
+	if c == nil || !cfg.Pretrain.Enabled {
+		return false, run()
+	}
+	entry, err := c.entry(check, cfg, seed)
+	if err != nil {
+		return false, err
+	}
+	if cached, err = c.restore(entry, runDir); err != nil {
+		return false, err
+	}
+	if err := run(); err != nil {
+		return cached, err
+	}
+	if !cached {
+		err = c.save(entry, runDir)
+	}
+	return cached, err
+}
+
 // restore copies a cached cloned policy into the fresh run directory runDir, so that the
 // run's PretrainPolicy finds it finished; false when the cache has none.
 func (c bcCache) restore(entry, runDir string) (bool, error) {

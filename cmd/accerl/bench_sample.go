@@ -177,8 +177,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			}
 			defer os.RemoveAll(tmp)
 			dir = tmp
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		} else if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("--bc-cache: %w", err)
 		}
 		cache = &bcCache{dir: dir}
@@ -222,17 +221,20 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		envLabel(*envKind, *suite), criterion, *target, *budget, *offline, behaviour, *ratio)
 	var ratios, ratiosOff []float64
 	for _, seed := range seeds {
-		base := cleanRLConfig(*envKind, specs.AlgorithmPPO, *budget)
-		wmCfg := sampleWMConfig(base, *offline, *ratio)
-		if tabletopArms {
+		var base, wmCfg specs.Config
+		switch {
+		case tabletopArms:
 			base = sampleTabletopConfig(*suite, *budget)
 			wmCfg = sampleTabletopWM(base, *offline, *ratio, *obsSteps)
-		} else if *envKind == specs.EnvPendulum || *envKind == specs.EnvMountainCarContinuous {
+		case *envKind == specs.EnvPendulum || *envKind == specs.EnvMountainCarContinuous:
 			// Continuous torque: the tokens head of `bench learn pendulum-tokens-ppo`.
 			base = tokensPendulum(specs.AlgorithmPPO)()
 			base.Env.Kind = *envKind
 			base.Env.MaxEpisodeSteps, _ = specs.DefaultMaxEpisodeSteps(*envKind)
 			base.Budget.EnvSteps = *budget
+			wmCfg = sampleWMConfig(base, *offline, *ratio)
+		default:
+			base = cleanRLConfig(*envKind, specs.AlgorithmPPO, *budget)
 			wmCfg = sampleWMConfig(base, *offline, *ratio)
 		}
 		s := sampleSeed{Seed: seed}
@@ -395,19 +397,7 @@ func runSampleArm(ctx context.Context, cfg specs.Config, seed uint64, ev sampleE
 	defer os.RemoveAll(dir)
 	cfg.Checkpoint.Every = int(max(1, ev.every/cfg.StepsPerUpdate()))
 	cfg.Evaluation.Episodes, cfg.Evaluation.Greedy = ev.episodes, ev.greedy
-	// The behaviour-cloned warm start (tabletop): restored from the cache when this seed's
-	// clone is there (the other arm's, or an earlier bench's), else cloned and saved.
-	var entry string
-	if ev.bc != nil && cfg.Pretrain.Enabled {
-		if entry, err = ev.bc.entry(ev.check, cfg, seed); err != nil {
-			return arm, err
-		}
-		if arm.BCCached, err = ev.bc.restore(entry, dir); err != nil {
-			return arm, err
-		}
-	}
-	st, err := activities.RunLocal(ctx, activities.LocalRun{Experiment: "bench-sample-efficiency", Arm: "arm", Seed: seed,
-		SpecHash: "bench-sample-efficiency", Config: cfg, RunDir: dir}, func(st runstate.State, res activities.TrainSegmentResult) bool {
+	hook := func(st runstate.State, res activities.TrainSegmentResult) bool {
 		if !res.HasEval {
 			return false
 		}
@@ -422,14 +412,17 @@ func runSampleArm(ctx context.Context, cfg specs.Config, seed uint64, ev sampleE
 		arm.Curve = append(arm.Curve, evalPoint{EnvSteps: st.EnvSteps, Return: res.EvalReturn})
 		arm.StepsToTarget, arm.Reached = solvedAt(arm.Curve, ev.target, ev.hold)
 		return arm.Reached
+	}
+	// The behaviour-cloned warm start (tabletop): restored from the cache when this seed's
+	// clone is there (the other arm's, or an earlier bench's), else cloned and saved.
+	var st runstate.State
+	arm.BCCached, err = ev.bc.around(ev.check, cfg, seed, dir, func() (err error) {
+		st, err = activities.RunLocal(ctx, activities.LocalRun{Experiment: "bench-sample-efficiency", Arm: "arm", Seed: seed,
+			SpecHash: "bench-sample-efficiency", Config: cfg, RunDir: dir}, hook)
+		return err
 	})
 	if err != nil {
 		return arm, err
-	}
-	if entry != "" && !arm.BCCached {
-		if err := ev.bc.save(entry, dir); err != nil {
-			return arm, err
-		}
 	}
 	if st.HasPretrainSuccess {
 		arm.BCSuccess = &st.PretrainSuccess
