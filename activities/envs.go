@@ -43,7 +43,7 @@ func LatencyEnvFactory(env specs.Env, lat testenv.Latency, workers, perWorker in
 
 func policyEnvFactory(env specs.Env, pol specs.Policy, lat testenv.Latency, workers, perWorker int, seed uint64, warn func(string), meter *envrpc.Meter) engine.EnvFactory {
 	n := workers * perWorker
-	k, execute := pol.Chunk()
+	k, execute := pol.RLChunk() // executed_only: the engine acts with the executed actions alone
 	return func(i int) (engine.Env, error) {
 		var out engine.Env
 		var cams frameSource

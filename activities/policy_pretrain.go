@@ -14,8 +14,10 @@ import (
 	"github.com/accerl/accerl/activities/checkpoint"
 	"github.com/accerl/accerl/activities/contract"
 	"github.com/accerl/accerl/activities/engine"
+	"github.com/accerl/accerl/kernels/vla"
 	"github.com/accerl/accerl/runstore"
 	"github.com/accerl/accerl/specs"
+	"github.com/accerl/accerl/testenv/tabletop"
 )
 
 // Layout of a run's behaviour-cloning directory, <run>/bc: one checkpoint per finished epoch
@@ -252,13 +254,28 @@ func withCloneEngine(c specs.Config, seed uint64, params []float64, play func(*e
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("pretrain policy: create engine: %v", err), ErrTypeBadInput, err)
 	}
 	defer eng.Close()
-	if err := eng.LoadPolicy(params); err != nil {
+	if err := loadWarmStart(eng, c, params); err != nil {
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("pretrain policy: %v", err), ErrTypeBadInput, err)
 	}
 	if err := play(eng); err != nil {
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("pretrain policy: %v", err), ErrTypeBadInput, err)
 	}
 	return nil
+}
+
+// loadWarmStart starts eng, the engine of arm c, from the cloned policy's parameters
+// params: as they are, or with policy.vla.executed_only the VLA cut to the tokens of the
+// executed actions of each chunk (vla.KeepActions), since cloning trains whole chunks and
+// the engine acts with the executed part alone.
+func loadWarmStart(eng *engine.Engine, c specs.Config, params []float64) error {
+	k, _ := c.Policy.Chunk()
+	if rk, _ := c.Policy.RLChunk(); c.Policy.VLA != nil && rk != k {
+		var err error
+		if params, _, err = vla.KeepActions(BCVLAConfig(c, 0).ModelConfig(), params, rk*tabletop.ActionDim); err != nil {
+			return fmt.Errorf("cut the cloned policy to its executed actions: %w", err)
+		}
+	}
+	return eng.LoadPolicy(params)
 }
 
 // writePretrainSummary writes the run's pretrain.json from res.

@@ -1,6 +1,10 @@
 package activities
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -10,9 +14,11 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/accerl/accerl/activities/engine"
+	"github.com/accerl/accerl/kernels/vla"
 	"github.com/accerl/accerl/runstate"
 	"github.com/accerl/accerl/runstore"
 	"github.com/accerl/accerl/specs"
+	"github.com/accerl/accerl/testenv/tabletop"
 )
 
 // tinyBC is a small behaviour-cloning arm: spatial task 0, a few demonstrations, a small
@@ -242,5 +248,56 @@ experiment "v" {
 	if got.Chunk != 8 || got.Execute != 2 || got.Dim != 32 || got.Layers != 1 || got.ImageSize != 32 || got.Epochs != 3 ||
 		got.Batch != 16 || got.LabelSigma != 3 || got.Shift != 1 || got.Seed != 7 {
 		t.Errorf("BCVLAConfig = %+v", got)
+	}
+}
+
+// TestExecutedOnlyWarmStart: an arm with policy.vla.executed_only starts its engine from a
+// policy cloned on whole chunks cut to the executed actions' tokens (vla.KeepActions), and
+// plays the same greedy evaluation as the arm that decodes whole chunks (the decoding is
+// causal over the action tokens). The cloned parameters here are a random VLA of the clone's
+// shape: what is checked is the mapping, not the policy.
+func TestExecutedOnlyWarmStart(t *testing.T) {
+	c := pixelTabletop()
+	c.Pipeline.Mode = specs.ModeSync
+	v := specs.DefaultVLA()
+	v.Dim, v.Layers, v.Heads = 16, 1, 1
+	c.Policy = specs.Policy{Action: specs.ActionTokens, Bins: 256, ActionChunk: 8, ExecuteSteps: 2, VLA: &v}
+	c.Evaluation = specs.Evaluation{Episodes: 3, Greedy: true}
+	mc := BCVLAConfig(c, 0).ModelConfig()
+	params := vla.NewNet[float64](mc, rand.New(rand.NewPCG(5, 6))).Params()
+	play := func(c specs.Config) (engine.EvalResult, string) {
+		t.Helper()
+		var r engine.EvalResult
+		var sum string
+		err := withCloneEngine(c, 1, params, func(eng *engine.Engine) error {
+			sum = eng.ParamsSHA256()
+			var err error
+			r, err = eng.Evaluate(c.Evaluation.Episodes, engine.EvalSeed(1), true)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r, sum
+	}
+	whole, wholeSum := play(c)
+	eo := c
+	ev := v
+	ev.ExecutedOnly = true
+	eo.Policy.VLA = &ev
+	cut, cutSum := play(eo)
+	if !slices.Equal(whole.Returns, cut.Returns) || !slices.Equal(whole.Lengths, cut.Lengths) {
+		t.Errorf("greedy evaluation: whole chunks %v / %v, executed actions only %v / %v", whole.Returns, whole.Lengths, cut.Returns, cut.Lengths)
+	}
+	kept, _, err := vla.KeepActions(mc, params, 2*tabletop.ActionDim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	for _, p := range kept {
+		h.Write(binary.LittleEndian.AppendUint64(nil, math.Float64bits(p)))
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); cutSum != got || cutSum == wholeSum {
+		t.Errorf("the executed-only engine's parameters hash to %s, the cut clone's to %s (the whole clone's: %s)", cutSum, got, wholeSum)
 	}
 }

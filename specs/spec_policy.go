@@ -55,6 +55,16 @@ func (p Policy) Chunk() (k, execute int) {
 	return k, execute
 }
 
+// RLChunk is the action chunk the RL stage acts with: Chunk's, or with
+// policy.vla.executed_only only its executed actions (execute, execute).
+func (p Policy) RLChunk() (k, execute int) {
+	k, execute = p.Chunk()
+	if p.VLA != nil && p.VLA.ExecutedOnly {
+		k = execute
+	}
+	return k, execute
+}
+
 var policySchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: attrAction},

@@ -18,6 +18,7 @@ const (
 	attrSlimHead  = "slim_head"
 	attrTemp      = "temperature"
 	attrDetachVal = "detach_value"
+	attrExecOnly  = "executed_only"
 
 	pathVLA = blockPolicy + "." + blockVLA
 )
@@ -56,6 +57,16 @@ type VLA struct {
 	// starts far from the returns (cloning does not train it), cannot move the features the
 	// cloned policy acts on. False (omitted from the JSON) trains them together.
 	DetachValue bool `json:"detach_value,omitempty"`
+	// ExecutedOnly makes RL's action the executed part of each chunk: with action_chunk K
+	// and execute_steps E, the policy decodes 7·E tokens per query instead of 7·K and the
+	// token-level loss scores only those. The K−E actions the environment never runs do not
+	// change the return, so their tokens' share of the loss (75% at K 8, E 2) is noise in
+	// the gradient and dilutes the executed tokens' share; dropping them also makes acting
+	// and training cheaper. Behaviour cloning still learns whole chunks; the cloned policy's
+	// greedy actions are unchanged (the decoding is causal over the action tokens, so the
+	// first 7·E tokens do not depend on the later ones). False (omitted from the JSON)
+	// decodes and scores whole chunks.
+	ExecutedOnly bool `json:"executed_only,omitempty"`
 }
 
 // SamplingTemperature is Temperature with 0 read as 1.
@@ -76,7 +87,7 @@ var vlaSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: attrDim}, {Name: attrLayers}, {Name: attrHeads}, {Name: attrPatch},
 		{Name: attrMLPRatio}, {Name: attrVocabSize}, {Name: attrSlimHead}, {Name: attrTemp},
-		{Name: attrDetachVal},
+		{Name: attrDetachVal}, {Name: attrExecOnly},
 	},
 }
 
@@ -100,6 +111,7 @@ func (d *decoder) decodeVLA(block *hcl.Block, v **VLA) {
 	d.setBool(a, p, attrSlimHead, &(*v).SlimHead)
 	d.setFloat(a, p, attrTemp, &(*v).Temperature, aboveUpTo(0, 10))
 	d.setBool(a, p, attrDetachVal, &(*v).DetachValue)
+	d.setBool(a, p, attrExecOnly, &(*v).ExecutedOnly)
 	if (*v).Temperature == 1 {
 		(*v).Temperature = 0 // the default, stored as omitted so that the hash is the default's
 	}

@@ -11,7 +11,7 @@ func vlaSpec(vlaBody string) []byte {
 		`env "cartpole" {}`, "env \"tabletop\" {\n    image_size = 32\n    pixels     = true\n  }", 1))
 }
 
-// TestVLATemperature: policy.vla.temperature (and detach_value) reach the arm; 1 (the default) is stored as
+// TestVLATemperature: policy.vla.temperature (and detach_value, executed_only) reach the arm; 1 (the default) is stored as
 // omitted, so a spec that writes it keeps the hash of one that does not; values outside
 // (0, 10] are refused with the attribute's name and the allowed range.
 func TestVLATemperature(t *testing.T) {
@@ -43,6 +43,22 @@ func TestVLATemperature(t *testing.T) {
 	}
 	if !arm("detach_value = true").Config.Policy.VLA.DetachValue || plain.Config.Policy.VLA.DetachValue {
 		t.Error("detach_value did not decode (or is on by default)")
+	}
+	// executed_only: off by default (and then omitted, so the hash is the plain spec's);
+	// on, RL's chunk is the executed actions alone while cloning keeps the whole chunk.
+	eo := arm("executed_only = true").Config.Policy
+	if !eo.VLA.ExecutedOnly || plain.Config.Policy.VLA.ExecutedOnly {
+		t.Error("executed_only did not decode (or is on by default)")
+	}
+	eo.ActionChunk, eo.ExecuteSteps = 8, 2
+	if k, e := eo.RLChunk(); k != 2 || e != 2 {
+		t.Errorf("executed_only RLChunk() = %d, %d; want 2, 2", k, e)
+	}
+	if k, e := eo.Chunk(); k != 8 || e != 2 {
+		t.Errorf("executed_only Chunk() = %d, %d; want the cloned chunk 8, 2", k, e)
+	}
+	if h := parse("executed_only = false").Hash; h != h0 {
+		t.Error("executed_only = false changed the hash")
 	}
 	for _, bad := range []string{"temperature = 0", "temperature = -1", "temperature = 11"} {
 		_, diags := Parse("x.hcl", vlaSpec(bad), nil)

@@ -196,6 +196,7 @@ type learnSettings struct {
 	PositiveAdv    bool    `json:"positive_advantages,omitempty"`
 	Temperature    float64 `json:"temperature,omitempty"` // VLA checks: the RL sampling temperature
 	DetachValue    bool    `json:"detach_value,omitempty"`
+	ExecutedOnly   bool    `json:"executed_only,omitempty"` // VLA checks: RL acts with and scores the executed actions alone
 	EvalSampled    bool    `json:"eval_sampled,omitempty"`
 }
 
@@ -217,6 +218,9 @@ func (s learnSettings) String() string {
 	if s.DetachValue {
 		out += ", value detached"
 	}
+	if s.ExecutedOnly {
+		out += ", executed actions only"
+	}
 	if s.EvalSampled {
 		out += "; evaluated greedy and sampled"
 	}
@@ -228,7 +232,7 @@ func learnSettingsOf(c specs.Config) learnSettings {
 	s := learnSettings{LearningRate: a.LearningRate, BatchSteps: a.BatchSteps, CriticWarmup: a.CriticWarmup, SkipRewardless: a.SkipRewardless,
 		PositiveAdv: a.PositiveAdvantages, EvalSampled: c.Evaluation.Sampled}
 	if v := c.Policy.VLA; v != nil {
-		s.Temperature, s.DetachValue = v.SamplingTemperature(), v.DetachValue
+		s.Temperature, s.DetachValue, s.ExecutedOnly = v.SamplingTemperature(), v.DetachValue, v.ExecutedOnly
 	}
 	return s
 }
@@ -247,6 +251,7 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	cacheDir := fs.String("bc-cache", "", "keep each check's and seed's behaviour-cloned policy in this directory and start later runs of the same recipe from it instead of cloning again (RL ablations of a VLA check); the runs' BC success is the cached policy's")
 	temperature := fs.Float64("temperature", 0, "sample the VLA checks' RL action tokens at this temperature (policy.vla.temperature; 0 keeps the check's)")
 	detach := fs.Bool("detach-value", false, "train the VLA checks' RL value head without its gradient into the transformer (policy.vla.detach_value)")
+	executedOnly := fs.Bool("executed-only", false, "let the VLA checks' RL act with, and score, only the executed actions of each chunk (policy.vla.executed_only)")
 	criticWarmup := fs.Int("critic-warmup", 0, "train only the value for each run's first N updates (algorithm.critic_warmup)")
 	positiveAdv := fs.Bool("positive-advantages", false, "let only steps with a positive advantage move the policy (algorithm.positive_advantages, self-imitation)")
 	skipRewardless := fs.Bool("skip-rewardless", false, "train only the value on batches whose rewards are all 0 (algorithm.skip_rewardless)")
@@ -318,15 +323,16 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if remoteAddrs != nil {
 			cfg.Env.Remote = &specs.Remote{Addresses: remoteAddrs}
 		}
-		if *temperature > 0 || *detach {
+		if *temperature > 0 || *detach || *executedOnly {
 			if cfg.Policy.VLA == nil {
-				return fmt.Errorf("--temperature and --detach-value: check %s has no VLA policy", chk.Name)
+				return fmt.Errorf("--temperature, --detach-value and --executed-only: check %s has no VLA policy", chk.Name)
 			}
 			v := *cfg.Policy.VLA
 			if *temperature > 0 {
 				v.Temperature = *temperature
 			}
 			v.DetachValue = v.DetachValue || *detach
+			v.ExecutedOnly = v.ExecutedOnly || *executedOnly
 			cfg.Policy.VLA = &v
 		}
 		a := &cfg.Algorithm

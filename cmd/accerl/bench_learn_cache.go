@@ -20,8 +20,8 @@ import (
 // budget) start from the same cloned policy without cloning again (most of a VLA check's
 // wall time). An entry is the run directory's bc/final checkpoint and pretrain.json, under
 // a name made of the check, the seed and a hash of everything cloning and its evaluation
-// read: the env, the policy (but its RL settings: the sampling temperature and the
-// detached value), the pretrain and evaluation
+// read: the env, the policy (but its RL settings: the sampling temperature, the
+// detached value and executed_only), the pretrain and evaluation
 // blocks and the seed. A changed recipe therefore misses the cache instead of reusing a
 // policy cloned otherwise.
 type bcCache struct{ dir string }
@@ -31,7 +31,7 @@ func (c bcCache) entry(check string, cfg specs.Config, seed uint64) (string, err
 	p := cfg.Policy
 	if p.VLA != nil {
 		v := *p.VLA
-		v.Temperature, v.DetachValue = 0, false // RL settings: cloning does not read them
+		v.Temperature, v.DetachValue, v.ExecutedOnly = 0, false, false // RL settings: cloning does not read them
 		p.VLA = &v
 	}
 	ev := cfg.Evaluation

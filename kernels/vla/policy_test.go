@@ -20,15 +20,7 @@ func TestPolicyTemperatureRatios(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
 	base := PolicyConfig{Model: c, ObsDim: c.ProprioDim + 1, InstrTokens: c.MaxInstr, InstrPad: c.PadID(),
 		Low: []float64{-1, -1, -1}, High: []float64{1, 1, 1}}
-	frames := make([][]byte, n)
-	for i := range frames {
-		for range c.Cameras * c.ImageSize * c.ImageSize * 3 {
-			frames[i] = append(frames[i], byte(rng.IntN(256)))
-		}
-		for j := range c.MaxInstr {
-			frames[i] = binary.LittleEndian.AppendUint16(frames[i], uint16((i+j)%c.WordVocab))
-		}
-	}
+	frames := randFrames(rng, c, n)
 	obs := randVec[float64](rng, n*base.ObsDim, 1)
 	t1 := NewPolicy(base, rand.New(rand.NewPCG(1, 2)))
 	perturb(t1.Params(), 0.3, rng)
@@ -67,4 +59,19 @@ func TestPolicyTemperatureRatios(t *testing.T) {
 	if err := bad.Validate(); err == nil {
 		t.Error("Validate accepted a negative temperature")
 	}
+}
+
+// randFrames is n policy frames of c: random camera bytes, then MaxInstr word ids
+// (little-endian uint16) that differ between the frames.
+func randFrames(rng *rand.Rand, c Config, n int) [][]byte {
+	frames := make([][]byte, n)
+	for i := range frames {
+		for range c.Cameras * c.ImageSize * c.ImageSize * 3 {
+			frames[i] = append(frames[i], byte(rng.IntN(256)))
+		}
+		for j := range c.MaxInstr {
+			frames[i] = binary.LittleEndian.AppendUint16(frames[i], uint16((i+j)%c.WordVocab))
+		}
+	}
+	return frames
 }
