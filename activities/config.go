@@ -42,6 +42,8 @@ func EngineConfig(c specs.Config, seed uint64, totalUpdates int) engine.Config {
 		RecomputeValues: a.RecomputeValues,
 		CriticWarmup:    int64(a.CriticWarmup),
 		SkipRewardless:  a.SkipRewardless,
+		AdvEstimator:    a.AdvEstimator,
+		TaskObs:         taskObs(c.Env),
 		Policy: engine.PolicySettings{
 			Head:       head,
 			Bins:       c.Policy.Bins,
@@ -79,6 +81,16 @@ func EngineConfig(c specs.Config, seed uint64, totalUpdates int) engine.Config {
 		InjectNaNAtUpdate: c.Debug.NaNAtUpdate,
 		Seed:              seed,
 	}
+}
+
+// taskObs is where an episode's task shows in the engine's observations (GRPO's groups):
+// the one-hot task index of a tabletop suite's state vector (featureEnv keeps it at the
+// front); none for the classic-control envs, whose episodes are all one task.
+func taskObs(env specs.Env) [2]int {
+	if env.Kind != specs.EnvTabletop {
+		return [2]int{}
+	}
+	return [2]int{tabletop.ObsDim - tabletop.TaskDim, tabletop.ObsDim}
 }
 
 // vlaSettings maps the policy's vla block onto the frames of framedEnv: the spec's cameras

@@ -9,18 +9,7 @@ import (
 // arm, leave the hash of a spec that does not set them alone when off, and a warm-up that
 // covers the whole run, or a negative one, is refused with the attribute's name and a fix.
 func TestCriticWarmupAndSkipRewardless(t *testing.T) {
-	spec := func(algo string) []byte {
-		return []byte(`experiment "x" {
-  seeds = [1]
-  budget { env_steps = 4096 }
-  env "cartpole" {}
-  algorithm "ppo" {
-    batch_steps = 512
-    ` + algo + `
-  }
-}
-`)
-	}
+	spec := func(algo string) []byte { return algoSpec("ppo", algo, "") }
 	parse := func(algo string) *Experiment {
 		t.Helper()
 		exp, diags := Parse("x.hcl", spec(algo), nil)
@@ -80,4 +69,50 @@ func TestEvaluationSampled(t *testing.T) {
 	if !diags.HasErrors() || !strings.Contains(diags.Error(), "Set greedy = true, or drop sampled") {
 		t.Errorf("sampled without greedy: %v, want the error naming the fix", diags)
 	}
+}
+
+// TestAdvEstimator: algorithm.adv_estimator decodes, "gae" (the default) keeps the plain
+// spec's hash, other names are refused with the choices, and grpo is refused with v-trace
+// and with imagined rollouts, each naming the fix.
+func TestAdvEstimator(t *testing.T) {
+	parse := func(algo, body string) *Experiment {
+		t.Helper()
+		exp, diags := Parse("x.hcl", algoSpec(algo, body, ""), nil)
+		if diags.HasErrors() {
+			t.Fatalf("%q: %v", body, diags)
+		}
+		return exp
+	}
+	if a := parse("ppo", `adv_estimator = "grpo"`).Arms[0].Config.Algorithm; a.AdvEstimator != AdvEstimatorGRPO {
+		t.Errorf("adv_estimator = grpo decoded as %q", a.AdvEstimator)
+	}
+	if h0, h1 := parse("ppo", "").Hash, parse("ppo", `adv_estimator = "gae"`).Hash; h0 != h1 {
+		t.Errorf(`adv_estimator = "gae" changed the hash: %s vs %s`, h1, h0)
+	}
+	for _, tc := range []struct{ algo, body, extra, want string }{
+		{"ppo", `adv_estimator = "rloo"`, "", `"gae", "grpo"`},
+		{"vtrace", `adv_estimator = "grpo"`, "", `Use algorithm "ppo", "gipo" or "sapo" with grpo`},
+		{"ppo", `adv_estimator = "grpo"`, "world_model {\n    enabled = true\n  }", "set world_model.imagination_ratio = 0"},
+	} {
+		_, diags := Parse("x.hcl", algoSpec(tc.algo, tc.body, tc.extra), nil)
+		if !diags.HasErrors() || !strings.Contains(diags.Error(), tc.want) {
+			t.Errorf("%s %q %q: diagnostics %v, want an error containing %q", tc.algo, tc.body, tc.extra, diags, tc.want)
+		}
+	}
+}
+
+// algoSpec is a CartPole experiment of 4,096 env steps (8 updates of 512) whose
+// algorithm block is algo's with body inside, and extra blocks after it.
+func algoSpec(algo, body, extra string) []byte {
+	return []byte(`experiment "x" {
+  seeds = [1]
+  budget { env_steps = 4096 }
+  env "cartpole" {}
+  algorithm "` + algo + `" {
+    batch_steps = 512
+    ` + body + `
+  }
+  ` + extra + `
+}
+`)
 }

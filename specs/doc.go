@@ -108,6 +108,7 @@
 //	    critic_warmup    = 0       # first N updates train the value alone (no policy step), >= 0
 //	    skip_rewardless  = false   # true: a batch whose rewards are all 0 trains the value alone
 //	    positive_advantages = false # true: only steps with advantage > 0 move the policy (self-imitation)
+//	    adv_estimator    = "gae"   # gae | grpo (each ended episode's return against its task's others in the batch, no critic)
 //	  }
 //
 //	  pipeline {

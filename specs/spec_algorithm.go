@@ -30,6 +30,7 @@ const (
 	attrClipValueLoss   = "clip_value_loss"
 	attrCriticWarmup    = "critic_warmup"
 	attrSkipRewardless  = "skip_rewardless"
+	attrAdvEstimator    = "adv_estimator"
 	attrPositiveAdv     = "positive_advantages"
 )
 
@@ -113,7 +114,22 @@ type Algorithm struct {
 	// the policy is pulled toward what succeeded and not pushed away from the
 	// tokens of failed episodes. The value trains on every step.
 	PositiveAdvantages bool `json:"positive_advantages,omitempty"`
+	// AdvEstimator is how the policy's advantages are estimated: AdvEstimatorGAE (GAE over
+	// the critic's values, the default; "" in the stored config, so older configs keep their
+	// hashes) or AdvEstimatorGRPO (verl's adv_estimator = grpo: each episode that ends in a
+	// batch is scored by its return against the batch's other episodes of the same task,
+	// (R − mean)/std, with no critic; steps of episodes the batch cuts get no policy
+	// gradient). On a sparse success reward this replaces the errors of a critic that
+	// cloning left untrained by the outcomes themselves. The value head still trains on GAE's
+	// returns; norm_adv does not apply (the groups normalise). Not with vtrace or imagination.
+	AdvEstimator string `json:"adv_estimator,omitempty"`
 }
+
+// Advantage estimators (algorithm.adv_estimator).
+const (
+	AdvEstimatorGAE  = "gae"
+	AdvEstimatorGRPO = "grpo"
+)
 
 var algorithmSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
@@ -143,6 +159,7 @@ var algorithmSchema = &hcl.BodySchema{
 		{Name: attrCriticWarmup},
 		{Name: attrSkipRewardless},
 		{Name: attrPositiveAdv},
+		{Name: attrAdvEstimator},
 	},
 }
 
@@ -184,4 +201,8 @@ func (d *decoder) decodeAlgorithm(block *hcl.Block, a *Algorithm) {
 	d.setInt(c, p, attrCriticWarmup, &a.CriticWarmup, atLeast(0))
 	d.setBool(c, p, attrSkipRewardless, &a.SkipRewardless)
 	d.setBool(c, p, attrPositiveAdv, &a.PositiveAdvantages)
+	d.setEnum(c, p, attrAdvEstimator, &a.AdvEstimator, []string{AdvEstimatorGAE, AdvEstimatorGRPO})
+	if a.AdvEstimator == AdvEstimatorGAE {
+		a.AdvEstimator = "" // the default, stored as omitted so that the hash is the default's
+	}
 }

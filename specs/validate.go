@@ -20,6 +20,7 @@ const (
 	pathAction         = blockPolicy + "." + attrAction
 	pathWarmup         = blockAlgorithm + "." + attrWarmupUpdates
 	pathCriticWarmup   = blockAlgorithm + "." + attrCriticWarmup
+	pathAdvEstimator   = blockAlgorithm + "." + attrAdvEstimator
 	pathEvalSampled    = blockEvaluation + "." + attrSampled
 	pathEvalGreedy     = blockEvaluation + "." + attrGreedy
 	pathAnnealLR       = blockAlgorithm + "." + attrAnnealLR
@@ -88,6 +89,16 @@ func checkArm(arm Arm, src *sources) hcl.Diagnostics {
 		add(src.blame(pathCriticWarmup, pathEnvSteps), "Critic warm-up longer than the run",
 			fmt.Sprintf("algorithm.critic_warmup (%d) covers all of the run's planned updates (%d: budget.env_steps %d at %d real steps per update), so the policy would never be trained. Lower critic_warmup or raise budget.env_steps.",
 				a.CriticWarmup, c.TotalUpdates(), c.Budget.EnvSteps, c.StepsPerUpdate()))
+	}
+	if a := c.Algorithm; a.AdvEstimator == AdvEstimatorGRPO {
+		if a.Name == AlgorithmVTrace {
+			add(src.blame(pathAdvEstimator, pathAlgorithmName), "GRPO advantages with v-trace",
+				"algorithm.adv_estimator = \"grpo\" replaces the policy's advantages by the episodes' group-relative outcomes, but v-trace computes its own off-policy advantages. Use algorithm \"ppo\", \"gipo\" or \"sapo\" with grpo, or adv_estimator = \"gae\" with vtrace.")
+		}
+		if w := c.WorldModel; w.Enabled && w.ImaginationRatio > 0 {
+			add(src.blame(pathAdvEstimator, pathImaginationRatio), "GRPO advantages with imagined rollouts",
+				fmt.Sprintf("algorithm.adv_estimator = \"grpo\" scores whole episodes by their outcome, and the world model's imagined rollouts (imagination_ratio %g) are %d-step pieces that end none. Use adv_estimator = \"gae\" with a world model, or set world_model.imagination_ratio = 0.", w.ImaginationRatio, w.Horizon.Start))
+		}
 	}
 	if ev := c.Evaluation; ev.Sampled && !ev.Greedy {
 		add(src.blame(pathEvalSampled, pathEvalGreedy), "Sampled evaluation without a greedy one",

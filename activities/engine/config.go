@@ -94,6 +94,17 @@ type Config struct {
 	// advantages come from the critic alone; normalised to unit size they
 	// would still move the policy.
 	SkipRewardless bool `json:"skip_rewardless,omitempty"`
+	// AdvEstimator is how the policy's advantages are estimated: AdvGAE (""), GAE over the
+	// critic's values; or AdvGRPO, GRPO's outcome advantages (kernels.GroupAdvantages):
+	// each episode that ends in the batch is judged against the batch's other episodes of its
+	// task, with no critic, and the advantages are used as they come (no further
+	// normalisation). The critic still trains on GAE's returns. Not with v-trace, nor with
+	// imagined rollouts (their pieces end no episode).
+	AdvEstimator string `json:"adv_estimator,omitempty"`
+	// TaskObs [from, to) are the observation values that name an episode's task (the
+	// tabletop's one-hot task index), read from its first step: AdvGRPO's groups. Empty
+	// (from = to) puts every episode of a batch in one group.
+	TaskObs [2]int `json:"task_obs,omitzero"`
 
 	// Policy shapes the actor-critic network and its action head.
 	Policy PolicySettings `json:"policy"`
@@ -223,6 +234,12 @@ func (c Config) vlaConfig(obsDim, frameBytes int, space ActionSpace) (vla.Policy
 	}
 	return pc, nil
 }
+
+// Advantage estimators (Config.AdvEstimator).
+const (
+	AdvGAE  = "gae"
+	AdvGRPO = "grpo"
+)
 
 // DefaultConfig returns a small async CartPole configuration with a 64-64
 // tanh categorical policy and CleanRL's PPO hyperparameters
@@ -358,6 +375,21 @@ func (c Config) Validate() error {
 	}
 	if c.CriticWarmup < 0 {
 		bad("critic warmup must not be negative (0 = off), got %d", c.CriticWarmup)
+	}
+	switch c.AdvEstimator {
+	case "", AdvGAE:
+	case AdvGRPO:
+		if c.Learner.Algo == kernels.AlgoVTrace {
+			bad("adv estimator %q: v-trace computes its own advantages; use ppo, gipo or sapo", AdvGRPO)
+		}
+		if c.WorldModel.Enabled && c.WorldModel.ImaginationRatio > 0 || c.PixelWM.Enabled {
+			bad("adv estimator %q needs whole episodes, and imagined rollouts are pieces of none; use %q with a world model", AdvGRPO, AdvGAE)
+		}
+		if c.TaskObs[0] < 0 || c.TaskObs[1] < c.TaskObs[0] {
+			bad("task observation range [%d, %d) is not a range", c.TaskObs[0], c.TaskObs[1])
+		}
+	default:
+		bad("adv estimator %q: want %q or %q", c.AdvEstimator, AdvGAE, AdvGRPO)
 	}
 	if c.InjectNaNAtUpdate < 0 {
 		bad("inject nan at update must not be negative (0 = off), got %d", c.InjectNaNAtUpdate)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -27,8 +28,9 @@ type trainer struct {
 	// wm is the world model's side of training (nil without one).
 	wm *wmEngine
 
-	boot kernels.BootstrapScratch // V(NextObs) of bootstrapped chunks
-	undo undoState
+	boot     kernels.BootstrapScratch // V(NextObs) of bootstrapped chunks
+	episodes []kernels.EpisodePiece   // AdvGRPO: the batch's pieces as parts of episodes
+	undo     undoState
 }
 
 // undoState is what an update changes: the trainer puts it back when the
@@ -104,6 +106,10 @@ func (t *trainer) update(chunks []*Chunk) (kernels.UpdateStats, batchInfo, error
 
 	l := t.learner
 	l.Cfg = t.cfg.Learner
+	if t.grpo() {
+		// GRPO's advantages are normalised within their groups already.
+		b.AdvStats, l.Cfg.AdvNorm = nil, kernels.AdvNormNone
+	}
 	valueOnly := t.valueOnly(num)
 	l.Cfg.ValueOnly = valueOnly
 	// A last batch after the step budget was spent may hold fewer steps
@@ -157,7 +163,17 @@ func (t *trainer) fill(chunks []*Chunk) batchInfo {
 	}
 	var info batchInfo
 	var staleSum, staleN int64
-	for _, c := range chunks {
+	t.episodes = t.episodes[:0]
+	for i, c := range chunks {
+		if t.grpo() {
+			prev := (*Chunk)(nil)
+			if i > 0 {
+				prev = chunks[i-1]
+			}
+			t.episodes = append(t.episodes, kernels.EpisodePiece{Start: b.N, Len: c.Len(), Ends: c.Terminated || c.Truncated,
+				Continues: prev != nil && prev.Env == c.Env && prev.Seq+1 == c.Seq && !prev.Terminated && !prev.Truncated,
+				Group:     t.taskKey(c.Obs[:d])})
+		}
 		if !c.Terminated && len(c.NextObs) != d {
 			panic(fmt.Sprintf("engine: trainer: chunk (%d, %d) is not terminated but has %d next-observation values", c.Env, c.Seq, len(c.NextObs)))
 		}
@@ -197,7 +213,8 @@ func (t *trainer) fill(chunks []*Chunk) batchInfo {
 // bootstrapping cut and truncated pieces with V(NextObs) under the current
 // critic and terminated ones with 0. With RecomputeValues the values V(o_t)
 // are recomputed with the current critic too (kernels.RecomputeGAE);
-// otherwise the acting policy's values are used.
+// otherwise the acting policy's values are used. With AdvGRPO the advantages
+// are then replaced by the episodes' group-relative outcomes.
 func (t *trainer) advantages() {
 	b, m := &t.batch, t.model()
 	gamma, lambda := t.cfg.Learner.Gamma, t.cfg.GAELambda
@@ -205,13 +222,31 @@ func (t *trainer) advantages() {
 	b.Returns = grow(b.Returns, b.N)
 	if t.cfg.RecomputeValues {
 		kernels.RecomputeGAE(m, b, gamma, lambda)
-		return
+	} else {
+		boot := t.boot.BootstrapValues(m, b)
+		for j, p := range b.Pieces {
+			r, e := p.Start, p.Start+p.Len
+			kernels.GAE(b.Rewards[r:e], b.Values[r:e], boot[j], gamma, lambda, b.Advantages[r:e], b.Returns[r:e])
+		}
 	}
-	boot := t.boot.BootstrapValues(m, b)
-	for j, p := range b.Pieces {
-		r, e := p.Start, p.Start+p.Len
-		kernels.GAE(b.Rewards[r:e], b.Values[r:e], boot[j], gamma, lambda, b.Advantages[r:e], b.Returns[r:e])
+	if t.grpo() {
+		// The critic keeps GAE's returns as its targets; the policy gets the outcomes.
+		kernels.GroupAdvantages(b.Rewards, t.episodes, b.Advantages)
 	}
+}
+
+// grpo says whether the policy's advantages are GRPO's (Config.AdvEstimator).
+func (t *trainer) grpo() bool { return t.cfg.AdvEstimator == AdvGRPO }
+
+// taskKey is the group of an episode whose first observation in the batch is obs: the
+// values of Config.TaskObs, as their bits.
+func (t *trainer) taskKey(obs []float64) string {
+	from, to := t.cfg.TaskObs[0], t.cfg.TaskObs[1]
+	key := make([]byte, 0, 8*(to-from))
+	for _, v := range obs[from:to] {
+		key = binary.LittleEndian.AppendUint64(key, math.Float64bits(v))
+	}
+	return string(key)
 }
 
 // save records the state an update changes.

@@ -265,3 +265,47 @@ func TestTrainerValueOnlyUpdates(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainerGRPO: with AdvGRPO the trainer groups the batch's ended episodes by the task
+// values of their first observation (TaskObs), across the pieces of one environment's
+// episode, and hands the learner GroupAdvantages' outcomes un-normalised, while the
+// critic's targets stay GAE's returns. Batch (sorted by env, seq; obs = task id):
+//
+//	env 0 seq 0–1: task 0, cut then ended, rewards 0 0 | 0 1 → R 1
+//	env 1 seq 5:   task 0, ended, rewards 0 0          → R 0
+//	env 2 seq 2:   task 1, ended, R 1; seq 3 cut        → task 1 has one ended episode
+//
+// Task 0: mean ½, std (G−1) √½, A = ±½/√½ = ±0.70711 (+1e-6 in the divisor); task 1: 0.
+func TestTrainerGRPO(t *testing.T) {
+	c := exactConfig()
+	c.AdvEstimator, c.TaskObs = AdvGRPO, [2]int{0, 1}
+	c.Learner.AdvNorm = kernels.AdvNormGlobal // not applied on top of the groups'
+	tr := constCriticTrainer(t, c, 2)
+	ch := func(env int, seq int64, task float64, ended bool, r1 float64) *Chunk {
+		x := twoStepChunk(env, seq, ended)
+		x.Obs = []float64{task, task}
+		x.Rewards = []float64{0, r1}
+		return x
+	}
+	chunks := []*Chunk{ch(2, 3, 1, false, 0), ch(1, 5, 0, true, 0), ch(0, 1, 0, true, 1), ch(2, 2, 1, true, 1), ch(0, 0, 0, false, 0)}
+	if _, _, err := tr.update(chunks); err != nil {
+		t.Fatal(err)
+	}
+	b := &tr.batch
+	a := 0.5 / (math.Sqrt(0.5) + 1e-6)
+	want := []float64{a, a, a, a, -a, -a, 0, 0, 0, 0}
+	for i := range want {
+		// One mean and one square root of exact binary fractions: 1e-12.
+		if math.Abs(b.Advantages[i]-want[i]) > 1e-12 {
+			t.Fatalf("advantages %v, want %v", b.Advantages, want)
+		}
+	}
+	if b.AdvStats != nil {
+		t.Error("global advantage statistics were handed to the learner on top of GRPO's groups")
+	}
+	// Returns: GAE with V ≡ 2, γ ½, λ 1. Env 0 seq 0 (cut, bootstrap 2): 0+½·(0+½·2) = ½;
+	// the step after: 0+½·2 = 1. Its seq 1 (terminated, reward 1 at the end): ½, 1.
+	if b.Returns[0] != 0.5 || b.Returns[1] != 1 || b.Returns[2] != 0.5 || b.Returns[3] != 1 {
+		t.Errorf("returns %v, want GAE's ½ 1 ½ 1 for env 0's two pieces", b.Returns[:4])
+	}
+}

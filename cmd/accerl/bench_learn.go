@@ -194,7 +194,8 @@ type learnSettings struct {
 	CriticWarmup   int     `json:"critic_warmup,omitempty"`
 	SkipRewardless bool    `json:"skip_rewardless,omitempty"`
 	PositiveAdv    bool    `json:"positive_advantages,omitempty"`
-	Temperature    float64 `json:"temperature,omitempty"` // VLA checks: the RL sampling temperature
+	AdvEstimator   string  `json:"adv_estimator,omitempty"` // "" is GAE
+	Temperature    float64 `json:"temperature,omitempty"`   // VLA checks: the RL sampling temperature
 	DetachValue    bool    `json:"detach_value,omitempty"`
 	ExecutedOnly   bool    `json:"executed_only,omitempty"` // VLA checks: RL acts with and scores the executed actions alone
 	EvalSampled    bool    `json:"eval_sampled,omitempty"`
@@ -211,6 +212,9 @@ func (s learnSettings) String() string {
 	}
 	if s.PositiveAdv {
 		out += ", positive advantages only"
+	}
+	if s.AdvEstimator != "" {
+		out += ", " + s.AdvEstimator + " advantages"
 	}
 	if s.Temperature > 0 {
 		out += fmt.Sprintf(", sampling temperature %g", s.Temperature)
@@ -230,7 +234,7 @@ func (s learnSettings) String() string {
 func learnSettingsOf(c specs.Config) learnSettings {
 	a := c.Algorithm
 	s := learnSettings{LearningRate: a.LearningRate, BatchSteps: a.BatchSteps, CriticWarmup: a.CriticWarmup, SkipRewardless: a.SkipRewardless,
-		PositiveAdv: a.PositiveAdvantages, EvalSampled: c.Evaluation.Sampled}
+		PositiveAdv: a.PositiveAdvantages, AdvEstimator: a.AdvEstimator, EvalSampled: c.Evaluation.Sampled}
 	if v := c.Policy.VLA; v != nil {
 		s.Temperature, s.DetachValue, s.ExecutedOnly = v.SamplingTemperature(), v.DetachValue, v.ExecutedOnly
 	}
@@ -254,6 +258,7 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	executedOnly := fs.Bool("executed-only", false, "let the VLA checks' RL act with, and score, only the executed actions of each chunk (policy.vla.executed_only)")
 	criticWarmup := fs.Int("critic-warmup", 0, "train only the value for each run's first N updates (algorithm.critic_warmup)")
 	positiveAdv := fs.Bool("positive-advantages", false, "let only steps with a positive advantage move the policy (algorithm.positive_advantages, self-imitation)")
+	advEstimator := fs.String("adv-estimator", "", "override each check's advantage estimator (algorithm.adv_estimator): gae, or grpo (each ended episode's return against its task's others in the batch, no critic)")
 	skipRewardless := fs.Bool("skip-rewardless", false, "train only the value on batches whose rewards are all 0 (algorithm.skip_rewardless)")
 	rlLR := fs.Float64("learning-rate", 0, "override each check's RL learning rate (algorithm.learning_rate; 0 keeps the check's)")
 	evalSampled := fs.Bool("eval-sampled", false, "also evaluate every check sampling its actions as training does, beside the greedy evaluation (evaluation.sampled; checks with greedy evaluation)")
@@ -301,6 +306,11 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *temperature < 0 || *temperature > 10 {
 		return fmt.Errorf("--temperature %g: give a sampling temperature greater than 0 and at most 10 (0 keeps each check's)", *temperature)
 	}
+	switch *advEstimator {
+	case "", specs.AdvEstimatorGAE, specs.AdvEstimatorGRPO:
+	default:
+		return fmt.Errorf("--adv-estimator %q: give %s or %s (or leave it out to keep each check's)", *advEstimator, specs.AdvEstimatorGAE, specs.AdvEstimatorGRPO)
+	}
 	if *criticWarmup < 0 || *rlLR < 0 || *batchSteps < 0 {
 		return fmt.Errorf("--critic-warmup %d, --learning-rate %g, --batch-steps %d: none of them may be negative (0 keeps each check's)", *criticWarmup, *rlLR, *batchSteps)
 	}
@@ -339,6 +349,12 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		a.CriticWarmup = max(a.CriticWarmup, *criticWarmup)
 		a.SkipRewardless = a.SkipRewardless || *skipRewardless
 		a.PositiveAdvantages = a.PositiveAdvantages || *positiveAdv
+		switch *advEstimator {
+		case specs.AdvEstimatorGAE:
+			a.AdvEstimator = ""
+		case specs.AdvEstimatorGRPO:
+			a.AdvEstimator = specs.AdvEstimatorGRPO
+		}
 		if *rlLR > 0 {
 			a.LearningRate = *rlLR
 		}
