@@ -92,9 +92,10 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 		// The reference is the run directory's as it is now (it may have been moved
 		// or copied since the policy was saved).
 		p.Result.Checkpoint = wc.Ref(final)
-		if ev := c.Evaluation; ev.PlaysSampled() && !p.Result.HasSampledSuccess {
-			// Finished under an evaluation block without sampled (or copied from
-			// `bench learn --bc-cache`): play the sampled evaluation now. It goes into
+		if ev := c.Evaluation; playSampledAgain(c, p.Result) {
+			// Finished under an evaluation block without sampled, or sampled at another
+			// temperature (copied from `bench learn --bc-cache`): play the sampled
+			// evaluation now. It goes into
 			// pretrain.json, not into the final checkpoint, so a retry plays it again,
 			// with the same result (the evaluation seed fixes every draw).
 			err := withHeartbeat(ctx, bcHeartbeatS*time.Second, func(report func(any)) error {
@@ -104,7 +105,7 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 					if err != nil {
 						return err
 					}
-					p.Result.SampledSuccess, p.Result.HasSampledSuccess = s.SuccessRate(), s.HasSuccess
+					p.Result.SampledSuccess, p.Result.HasSampledSuccess, p.Result.SampledTemperature = s.SuccessRate(), s.HasSuccess, sampledTemperature(c)
 					return nil
 				})
 			})
@@ -174,7 +175,7 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 			}
 			res.Success, res.HasSuccess, res.EvalEpisodes = r.SuccessRate(), r.HasSuccess, len(r.Returns)
 			if s != nil {
-				res.SampledSuccess, res.HasSampledSuccess = s.SuccessRate(), s.HasSuccess
+				res.SampledSuccess, res.HasSampledSuccess, res.SampledTemperature = s.SuccessRate(), s.HasSuccess, sampledTemperature(c)
 			}
 			return nil
 		})
@@ -263,6 +264,21 @@ func withCloneEngine(c specs.Config, seed uint64, params []float64, play func(*e
 	return nil
 }
 
+// playSampledAgain says whether a finished clone's result r lacks the sampled evaluation
+// arm c asks for: none was played, or one at another sampling temperature.
+func playSampledAgain(c specs.Config, r PretrainPolicyResult) bool {
+	return c.Evaluation.PlaysSampled() && (!r.HasSampledSuccess || r.SampledTemperature != sampledTemperature(c))
+}
+
+// sampledTemperature is the temperature arm c's sampled evaluation plays at: the VLA's
+// (1 when unset), 0 for the MLP policies, which have none.
+func sampledTemperature(c specs.Config) float64 {
+	if v := c.Policy.VLA; v != nil {
+		return v.SamplingTemperature()
+	}
+	return 0
+}
+
 // loadWarmStart starts eng, the engine of arm c, from the cloned policy's parameters
 // params: as they are, or with policy.vla.executed_only the VLA cut to the tokens of the
 // executed actions of each chunk (vla.KeepActions), since cloning trains whole chunks and
@@ -283,6 +299,6 @@ func writePretrainSummary(runDir string, res PretrainPolicyResult) error {
 	return runstore.WriteJSON(filepath.Join(runDir, runstore.PretrainFile), runstore.PretrainSummary{
 		Demos: res.Demos, DemoSteps: res.DemoSteps, Samples: res.Samples, EpochLoss: res.EpochLoss,
 		Success: res.Success, HasSuccess: res.HasSuccess, EvalEpisodes: res.EvalEpisodes,
-		SampledSuccess: res.SampledSuccess, HasSampledSuccess: res.HasSampledSuccess, WallS: res.WallS,
+		SampledSuccess: res.SampledSuccess, HasSampledSuccess: res.HasSampledSuccess, SampledTemperature: res.SampledTemperature, WallS: res.WallS,
 	})
 }

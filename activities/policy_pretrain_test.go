@@ -301,3 +301,36 @@ func TestExecutedOnlyWarmStart(t *testing.T) {
 		t.Errorf("the executed-only engine's parameters hash to %s, the cut clone's to %s (the whole clone's: %s)", cutSum, got, wholeSum)
 	}
 }
+
+// TestPlaySampledAgain: a finished clone's sampled evaluation is played (again) when the
+// arm asks for one and the clone has none, or has one at another VLA temperature (a clone
+// reused by `bench learn --bc-cache` under a new policy.vla.temperature); an MLP arm's has
+// no temperature.
+func TestPlaySampledAgain(t *testing.T) {
+	mlp := tinyBC()
+	mlp.Evaluation.Sampled = true
+	vlaArm := mlp
+	v := specs.DefaultVLA()
+	v.Temperature = 0.1
+	vlaArm.Policy.VLA = &v
+	played := func(temp float64) PretrainPolicyResult {
+		return PretrainPolicyResult{HasSampledSuccess: true, SampledSuccess: 0.2, SampledTemperature: temp}
+	}
+	for _, tc := range []struct {
+		name string
+		c    specs.Config
+		r    PretrainPolicyResult
+		want bool
+	}{
+		{"mlp, none played", mlp, PretrainPolicyResult{}, true},
+		{"mlp, played", mlp, played(0), false},
+		{"vla, played at its temperature", vlaArm, played(0.1), false},
+		{"vla, played at another", vlaArm, played(0.03), true},
+		{"vla, played before temperatures were recorded", vlaArm, played(0), true},
+		{"greedy only", tinyBC(), PretrainPolicyResult{}, false},
+	} {
+		if got := playSampledAgain(tc.c, tc.r); got != tc.want {
+			t.Errorf("%s: play again %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

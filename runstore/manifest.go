@@ -176,5 +176,9 @@ type PretrainSummary struct {
 	// actions (evaluation.sampled beside greedy), when HasSampledSuccess.
 	SampledSuccess    float64 `json:"sampled_success,omitempty"`
 	HasSampledSuccess bool    `json:"has_sampled_success,omitempty"`
-	WallS             float64 `json:"wall_s"`
+	// SampledTemperature is the VLA's sampling temperature SampledSuccess was played at
+	// (policy.vla.temperature, 1 when unset; 0 for other policies): a cloned policy reused
+	// under another temperature plays its sampled evaluation again.
+	SampledTemperature float64 `json:"sampled_temperature,omitempty"`
+	WallS              float64 `json:"wall_s"`
 }
