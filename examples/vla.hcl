@@ -56,6 +56,11 @@ experiment "vla-spatial" {
       layers = 2  # transformer blocks
       heads  = 2
       patch  = 8  # 8×8-pixel patches
+      # RL acts with, and scores, only the executed actions' tokens (7 × execute_steps, not
+      # 7 × action_chunk): the others never reach the robot, so they only add noise to the
+      # gradient, and decoding and scoring fewer tokens makes RL faster (here 28 of 56;
+      # about 4× faster with execute_steps = 2). Cloning still learns whole chunks.
+      executed_only = true
       # temperature  = 1     # RL samples action tokens from softmax(logits / temperature)
       # detach_value = false # true: the value loss does not move the transformer
     }

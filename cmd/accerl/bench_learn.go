@@ -109,13 +109,15 @@ func tabletopVLA(suite string) func() specs.Config {
 // block (width 64, 2 layers), the best measured pixel BC recipe (activities/bc.DefaultVLAConfig:
 // 6 epochs of batch 32 at 3e-3, soft labels σ 3, 2 of each chunk's 8 actions executed; 36.6%
 // in `accerl bench bc`, against 24.6% for one-hot labels executing 4, which the README's
-// 22% of this check was measured with), then token-level PPO over the 56 action tokens of
-// each chunk with a small learning rate, as for the state policy.
+// 22% of this check was measured with), then token-level PPO over the action tokens of
+// each chunk's 2 executed actions (policy.vla.executed_only: 14 of the 56 tokens) with a
+// small learning rate, as for the state policy.
 func tabletopVLAConfig(suite string) specs.Config {
 	c := tabletopBCConfig(suite)
 	c.Budget.EnvSteps = 8192
 	c.Env.ImageSize, c.Env.Pixels = 32, true
 	v := specs.DefaultVLA()
+	v.ExecutedOnly = true // RL acts with and scores the 2 executed actions' 14 tokens, not all 56
 	c.Policy = specs.Policy{Action: specs.ActionTokens, Bins: 256, ActionChunk: 8, ExecuteSteps: 2, VLA: &v}
 	c.Pretrain.Epochs, c.Pretrain.Batch, c.Pretrain.LearningRate, c.Pretrain.LabelSigma = 6, 32, 3e-3, 3
 	a := &c.Algorithm

@@ -39,7 +39,7 @@ func vlaPipelineConfig() specs.Config {
 
 // benchVLAPipeline measures the VLA through engine.BenchThroughput in two workloads: an
 // env-bound one, each simulator step taking a lognormal wall time (median 20 ms: a physics
-// simulator with rendering; an env step is 4 of them with chunks 8/4), and an
+// simulator with rendering; an env step is execute_steps of them, 2 with the check's chunks 8/2), and an
 // inference-bound one without latency, where the network's own compute sets the pace.
 func benchVLAPipeline(ctx context.Context, phase time.Duration, jsonOut string, stdout io.Writer) error {
 	c := vlaPipelineConfig()
@@ -52,8 +52,9 @@ func benchVLAPipeline(ctx context.Context, phase time.Duration, jsonOut string, 
 		{"env-bound", testenv.Latency{Kind: testenv.LatencyLognormal, Median: 20 * time.Millisecond, Sigma: 0.5}},
 		{"inference-bound", testenv.Latency{Kind: testenv.LatencyNone}},
 	} {
-		desc := fmt.Sprintf("tabletop spatial, pixels 32×32 × 2 cameras, micro-VLA dim %d × %d layers, chunks 8/4, %d envs, step latency %s median %v",
-			c.Policy.VLA.Dim, c.Policy.VLA.Layers, c.Pipeline.Workers*c.Pipeline.EnvsPerWorker, w.lat.Kind, w.lat.Median)
+		desc := fmt.Sprintf("tabletop spatial, pixels 32×32 × 2 cameras, micro-VLA dim %d × %d layers, chunks %d/%d (executed only: %v), %d envs, step latency %s median %v",
+			c.Policy.VLA.Dim, c.Policy.VLA.Layers, c.Policy.ActionChunk, c.Policy.ExecuteSteps, c.Policy.VLA.ExecutedOnly,
+			c.Pipeline.Workers*c.Pipeline.EnvsPerWorker, w.lat.Kind, w.lat.Median)
 		cfg := activities.PipelineBench(c, w.lat, 1, desc)
 		cfg.Rounds, cfg.PhaseDuration = 1, jsondur.Duration(phase)
 		fmt.Fprintf(stdout, "%s: %s\n", w.name, desc)
@@ -85,7 +86,7 @@ func benchVLAPipeline(ctx context.Context, phase time.Duration, jsonOut string, 
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "(an env step is one executed chunk of 4 simulator steps; sync samples each request with its own RNG, the batch in one call with every row computed as in any other batch size (determinism), async a batch in one call with the service's RNG; measured in %.0f s)\n", res.WallS)
+	fmt.Fprintf(stdout, "(an env step is one executed chunk of %d simulator steps; sync samples each request with its own RNG, the batch in one call with every row computed as in any other batch size (determinism), async a batch in one call with the service's RNG; measured in %.0f s)\n", c.Policy.ExecuteSteps, res.WallS)
 	if jsonOut != "" {
 		return writeJSONFile(jsonOut, res)
 	}
