@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -257,7 +258,7 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	cacheDir := fs.String("bc-cache", "", "keep each check's and seed's behaviour-cloned policy in this directory and start later runs of the same recipe from it instead of cloning again (RL ablations of a VLA check); the runs' BC success is the cached policy's")
 	temperature := fs.Float64("temperature", 0, "sample the VLA checks' RL action tokens at this temperature (policy.vla.temperature; 0 keeps the check's)")
 	detach := fs.Bool("detach-value", false, "train the VLA checks' RL value head without its gradient into the transformer (policy.vla.detach_value)")
-	executedOnly := fs.Bool("executed-only", false, "let the VLA checks' RL act with, and score, only the executed actions of each chunk (policy.vla.executed_only)")
+	executedOnly := fs.Bool("executed-only", true, "let the VLA checks' RL act with, and score, only the executed actions of each chunk (policy.vla.executed_only, the checks' default); --executed-only=false decodes and scores whole chunks")
 	criticWarmup := fs.Int("critic-warmup", 0, "train only the value for each run's first N updates (algorithm.critic_warmup)")
 	positiveAdv := fs.Bool("positive-advantages", false, "let only steps with a positive advantage move the policy (algorithm.positive_advantages, self-imitation)")
 	advEstimator := fs.String("adv-estimator", "", "override each check's advantage estimator (algorithm.adv_estimator): gae, or grpo (each ended episode's return against its task's others in the batch, no critic)")
@@ -316,6 +317,8 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *criticWarmup < 0 || *rlLR < 0 || *batchSteps < 0 {
 		return fmt.Errorf("--critic-warmup %d, --learning-rate %g, --batch-steps %d: none of them may be negative (0 keeps each check's)", *criticWarmup, *rlLR, *batchSteps)
 	}
+	eoSet := false // --executed-only given: it overrides the checks' executed_only either way
+	fs.Visit(func(f *flag.Flag) { eoSet = eoSet || f.Name == "executed-only" })
 	var cache *bcCache
 	if *cacheDir != "" {
 		if err := os.MkdirAll(*cacheDir, 0o755); err != nil {
@@ -335,7 +338,7 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if remoteAddrs != nil {
 			cfg.Env.Remote = &specs.Remote{Addresses: remoteAddrs}
 		}
-		if *temperature > 0 || *detach || *executedOnly {
+		if *temperature > 0 || *detach || eoSet {
 			if cfg.Policy.VLA == nil {
 				return fmt.Errorf("--temperature, --detach-value and --executed-only: check %s has no VLA policy", chk.Name)
 			}
@@ -344,7 +347,9 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 				v.Temperature = *temperature
 			}
 			v.DetachValue = v.DetachValue || *detach
-			v.ExecutedOnly = v.ExecutedOnly || *executedOnly
+			if eoSet {
+				v.ExecutedOnly = *executedOnly
+			}
 			cfg.Policy.VLA = &v
 		}
 		a := &cfg.Algorithm

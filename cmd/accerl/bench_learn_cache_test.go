@@ -103,6 +103,8 @@ func TestBenchLearnRLFlagErrors(t *testing.T) {
 		{[]string{"--detach-value", "--seeds", "1", "cartpole-ppo"}, "check cartpole-ppo has no VLA policy"},
 		{[]string{"--critic-warmup", "-1", "cartpole-ppo"}, "none of them may be negative"},
 		{[]string{"--batch-steps", "-5", "cartpole-ppo"}, "none of them may be negative"},
+		{[]string{"--executed-only=false", "--seeds", "1", "cartpole-ppo"}, "check cartpole-ppo has no VLA policy"},
+		{[]string{"--adv-estimator", "rloo", "cartpole-ppo"}, `--adv-estimator "rloo": give gae or grpo`},
 	} {
 		status, _, stderr := runArgs(t, append([]string{"bench", "learn"}, tc.args...)...)
 		if status == 0 || !strings.Contains(stderr, tc.want) {
