@@ -111,7 +111,7 @@ func vlaSettings(c specs.Config) *engine.VLASettings {
 		Dim: v.Dim, Layers: v.Layers, Heads: v.Heads, MLPRatio: v.MLPRatio,
 		WordVocab: words, VocabSize: max(v.VocabSize, words+vla.NumSpecial+bins), ProprioDim: tabletop.ProprioDim,
 		FullHead: !v.SlimHead, InstrTokens: InstructionTokens, InstrPad: tabletop.TokenPad,
-		Temperature: v.Temperature, DetachValue: v.DetachValue,
+		Temperature: v.Temperature, DetachValue: v.DetachValue, GreedyMean: v.Greedy == specs.GreedyMean,
 	}
 }
 

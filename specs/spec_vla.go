@@ -19,6 +19,7 @@ const (
 	attrTemp      = "temperature"
 	attrDetachVal = "detach_value"
 	attrExecOnly  = "executed_only"
+	attrVLAGreedy = "greedy"
 
 	pathVLA = blockPolicy + "." + blockVLA
 )
@@ -67,7 +68,20 @@ type VLA struct {
 	// first 7·E tokens do not depend on the later ones). False (omitted from the JSON)
 	// decodes and scores whole chunks.
 	ExecutedOnly bool `json:"executed_only,omitempty"`
+	// Greedy is how a greedy evaluation (and a deployment) picks each action token:
+	// GreedyArgmax, the most probable bin (the default, stored as ""), or GreedyMean, the
+	// bin nearest the mean of the distribution at this temperature. At a low temperature
+	// (0.03) the mean is the centre of the distribution's top, which follows the policy RL
+	// samples and improves, where the argmax of a flat top (soft labels make tops of several
+	// near-equal bins) wanders with RL's small steps; at temperature 1 the mean mixes modes.
+	Greedy string `json:"greedy,omitempty"`
 }
+
+// Greedy decodings of policy.vla.greedy.
+const (
+	GreedyArgmax = "argmax"
+	GreedyMean   = "mean"
+)
 
 // SamplingTemperature is Temperature with 0 read as 1.
 func (v VLA) SamplingTemperature() float64 {
@@ -87,7 +101,7 @@ var vlaSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: attrDim}, {Name: attrLayers}, {Name: attrHeads}, {Name: attrPatch},
 		{Name: attrMLPRatio}, {Name: attrVocabSize}, {Name: attrSlimHead}, {Name: attrTemp},
-		{Name: attrDetachVal}, {Name: attrExecOnly},
+		{Name: attrDetachVal}, {Name: attrExecOnly}, {Name: attrVLAGreedy},
 	},
 }
 
@@ -112,6 +126,10 @@ func (d *decoder) decodeVLA(block *hcl.Block, v **VLA) {
 	d.setFloat(a, p, attrTemp, &(*v).Temperature, aboveUpTo(0, 10))
 	d.setBool(a, p, attrDetachVal, &(*v).DetachValue)
 	d.setBool(a, p, attrExecOnly, &(*v).ExecutedOnly)
+	d.setEnum(a, p, attrVLAGreedy, &(*v).Greedy, []string{GreedyArgmax, GreedyMean})
+	if (*v).Greedy == GreedyArgmax {
+		(*v).Greedy = "" // the default, stored as omitted so that the hash is the default's
+	}
 	if (*v).Temperature == 1 {
 		(*v).Temperature = 0 // the default, stored as omitted so that the hash is the default's
 	}

@@ -60,6 +60,15 @@ func TestVLATemperature(t *testing.T) {
 	if h := parse("executed_only = false").Hash; h != h0 {
 		t.Error("executed_only = false changed the hash")
 	}
+	if g := arm(`greedy = "mean"`).Config.Policy.VLA.Greedy; g != GreedyMean || plain.Config.Policy.VLA.Greedy != "" {
+		t.Errorf(`greedy = "mean" decoded as %q (default %q)`, g, plain.Config.Policy.VLA.Greedy)
+	}
+	if h := parse(`greedy = "argmax"`).Hash; h != h0 {
+		t.Error(`greedy = "argmax" changed the hash`)
+	}
+	if _, diags := Parse("x.hcl", vlaSpec(`greedy = "median"`), nil); !diags.HasErrors() || !strings.Contains(diags.Error(), `"argmax", "mean"`) {
+		t.Errorf(`greedy = "median": diagnostics %v, want the choices`, diags)
+	}
 	for _, bad := range []string{"temperature = 0", "temperature = -1", "temperature = 11"} {
 		_, diags := Parse("x.hcl", vlaSpec(bad), nil)
 		if !diags.HasErrors() {

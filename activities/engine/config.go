@@ -192,6 +192,9 @@ type VLASettings struct {
 	// DetachValue keeps the value loss's gradient out of the transformer
 	// (vla.PolicyConfig.DetachValue).
 	DetachValue bool `json:"detach_value,omitempty"`
+	// GreedyMean decodes greedy actions as the mean bin of the tempered distribution
+	// (vla.PolicyConfig.GreedyMean) instead of the argmax.
+	GreedyMean bool `json:"greedy_mean,omitempty"`
 }
 
 // ModelConfig is the vla.Config of these settings for actionDims action
@@ -224,7 +227,8 @@ func (c Config) vlaConfig(obsDim, frameBytes int, space ActionSpace) (vla.Policy
 		bins = kernels.DefaultBins
 	}
 	pc := vla.PolicyConfig{Model: p.VLA.ModelConfig(len(space.Low), bins), ObsDim: obsDim,
-		InstrTokens: p.VLA.InstrTokens, InstrPad: p.VLA.InstrPad, Low: space.Low, High: space.High, Temperature: p.VLA.Temperature, DetachValue: p.VLA.DetachValue}
+		InstrTokens: p.VLA.InstrTokens, InstrPad: p.VLA.InstrPad, Low: space.Low, High: space.High, Temperature: p.VLA.Temperature, DetachValue: p.VLA.DetachValue,
+		GreedyMean: p.VLA.GreedyMean}
 	if err := pc.Validate(); err != nil {
 		return pc, err
 	}

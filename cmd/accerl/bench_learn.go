@@ -201,6 +201,7 @@ type learnSettings struct {
 	Temperature    float64 `json:"temperature,omitempty"`   // VLA checks: the RL sampling temperature
 	DetachValue    bool    `json:"detach_value,omitempty"`
 	ExecutedOnly   bool    `json:"executed_only,omitempty"` // VLA checks: RL acts with and scores the executed actions alone
+	Greedy         string  `json:"greedy,omitempty"`        // VLA checks: the greedy decoding ("" is argmax)
 	EvalSampled    bool    `json:"eval_sampled,omitempty"`
 }
 
@@ -228,6 +229,9 @@ func (s learnSettings) String() string {
 	if s.ExecutedOnly {
 		out += ", executed actions only"
 	}
+	if s.Greedy != "" {
+		out += ", greedy decoding " + s.Greedy
+	}
 	if s.EvalSampled {
 		out += "; evaluated greedy and sampled"
 	}
@@ -239,7 +243,7 @@ func learnSettingsOf(c specs.Config) learnSettings {
 	s := learnSettings{LearningRate: a.LearningRate, BatchSteps: a.BatchSteps, CriticWarmup: a.CriticWarmup, SkipRewardless: a.SkipRewardless,
 		PositiveAdv: a.PositiveAdvantages, AdvEstimator: a.AdvEstimator, EvalSampled: c.Evaluation.Sampled}
 	if v := c.Policy.VLA; v != nil {
-		s.Temperature, s.DetachValue, s.ExecutedOnly = v.SamplingTemperature(), v.DetachValue, v.ExecutedOnly
+		s.Temperature, s.DetachValue, s.ExecutedOnly, s.Greedy = v.SamplingTemperature(), v.DetachValue, v.ExecutedOnly, v.Greedy
 	}
 	return s
 }
@@ -259,6 +263,7 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	temperature := fs.Float64("temperature", 0, "sample the VLA checks' RL action tokens at this temperature (policy.vla.temperature; 0 keeps the check's)")
 	detach := fs.Bool("detach-value", false, "train the VLA checks' RL value head without its gradient into the transformer (policy.vla.detach_value)")
 	executedOnly := fs.Bool("executed-only", true, "let the VLA checks' RL act with, and score, only the executed actions of each chunk (policy.vla.executed_only, the checks' default); --executed-only=false decodes and scores whole chunks")
+	greedy := fs.String("greedy", "", "the VLA checks' greedy decoding (policy.vla.greedy): argmax, or mean (the mean bin at the sampling temperature); a changed decoding clones anew under --bc-cache, since it changes the clone's success")
 	criticWarmup := fs.Int("critic-warmup", 0, "train only the value for each run's first N updates (algorithm.critic_warmup)")
 	positiveAdv := fs.Bool("positive-advantages", false, "let only steps with a positive advantage move the policy (algorithm.positive_advantages, self-imitation)")
 	advEstimator := fs.String("adv-estimator", "", "override each check's advantage estimator (algorithm.adv_estimator): gae, or grpo (each ended episode's return against its task's others in the batch, no critic)")
@@ -309,6 +314,11 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *temperature < 0 || *temperature > 10 {
 		return fmt.Errorf("--temperature %g: give a sampling temperature greater than 0 and at most 10 (0 keeps each check's)", *temperature)
 	}
+	switch *greedy {
+	case "", specs.GreedyArgmax, specs.GreedyMean:
+	default:
+		return fmt.Errorf("--greedy %q: give %s or %s (or leave it out to keep each check's)", *greedy, specs.GreedyArgmax, specs.GreedyMean)
+	}
 	switch *advEstimator {
 	case "", specs.AdvEstimatorGAE, specs.AdvEstimatorGRPO:
 	default:
@@ -338,9 +348,9 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if remoteAddrs != nil {
 			cfg.Env.Remote = &specs.Remote{Addresses: remoteAddrs}
 		}
-		if *temperature > 0 || *detach || eoSet {
+		if *temperature > 0 || *detach || eoSet || *greedy != "" {
 			if cfg.Policy.VLA == nil {
-				return fmt.Errorf("--temperature, --detach-value and --executed-only: check %s has no VLA policy", chk.Name)
+				return fmt.Errorf("--temperature, --detach-value, --executed-only and --greedy: check %s has no VLA policy", chk.Name)
 			}
 			v := *cfg.Policy.VLA
 			if *temperature > 0 {
@@ -349,6 +359,12 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			v.DetachValue = v.DetachValue || *detach
 			if eoSet {
 				v.ExecutedOnly = *executedOnly
+			}
+			switch *greedy {
+			case specs.GreedyArgmax:
+				v.Greedy = ""
+			case specs.GreedyMean:
+				v.Greedy = specs.GreedyMean
 			}
 			cfg.Policy.VLA = &v
 		}

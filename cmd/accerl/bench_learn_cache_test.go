@@ -105,6 +105,8 @@ func TestBenchLearnRLFlagErrors(t *testing.T) {
 		{[]string{"--batch-steps", "-5", "cartpole-ppo"}, "none of them may be negative"},
 		{[]string{"--executed-only=false", "--seeds", "1", "cartpole-ppo"}, "check cartpole-ppo has no VLA policy"},
 		{[]string{"--adv-estimator", "rloo", "cartpole-ppo"}, `--adv-estimator "rloo": give gae or grpo`},
+		{[]string{"--greedy", "median", "tabletop-spatial-vla"}, `--greedy "median": give argmax or mean`},
+		{[]string{"--greedy", "mean", "--seeds", "1", "cartpole-ppo"}, "check cartpole-ppo has no VLA policy"},
 	} {
 		status, _, stderr := runArgs(t, append([]string{"bench", "learn"}, tc.args...)...)
 		if status == 0 || !strings.Contains(stderr, tc.want) {

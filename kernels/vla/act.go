@@ -89,12 +89,18 @@ func (m *Net[F]) ActDecode(batch []Obs, rng *rand.Rand, rule DecodeRule) (tokens
 // or two samples takes a faster pure-Go path whose last bits differ.) Sync-mode rollout batches its requests with
 // it and stays independent of how they are batched.
 func (m *Net[F]) ActRows(batch []Obs, rngs []*rand.Rand, greedy bool) (tokens [][]int, logp [][]F, value []F) {
-	if len(rngs) != len(batch) && !greedy {
-		panic(fmt.Sprintf("vla: ActRows: %d generators for %d samples", len(rngs), len(batch)))
-	}
 	rule := DecodeSample
 	if greedy {
 		rule = DecodeArgmax
+	}
+	return m.ActRowsDecode(batch, rngs, rule)
+}
+
+// ActRowsDecode is [Net.ActRows] with each position's bin picked by rule (rngs is only read
+// by DecodeSample).
+func (m *Net[F]) ActRowsDecode(batch []Obs, rngs []*rand.Rand, rule DecodeRule) (tokens [][]int, logp [][]F, value []F) {
+	if len(rngs) != len(batch) && rule == DecodeSample {
+		panic(fmt.Sprintf("vla: ActRows: %d generators for %d samples", len(rngs), len(batch)))
 	}
 	if m.be != nil {
 		be := m.be

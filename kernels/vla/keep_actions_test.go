@@ -118,3 +118,41 @@ func TestKeepActionsPolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicyGreedyMean: with PolicyConfig.GreedyMean the policy's greedy decoding takes the
+// mean bin of each position's tempered distribution (the net's DecodeMean at the policy's
+// temperature), and it differs from the argmax somewhere on a perturbed model.
+func TestPolicyGreedyMean(t *testing.T) {
+	c := tinyConfig(true)
+	const n = 6
+	rng := rand.New(rand.NewPCG(45, 46))
+	lo, hi := make([]float64, c.ActionDims), make([]float64, c.ActionDims)
+	for i := range lo {
+		lo[i], hi[i] = -1, 1
+	}
+	base := PolicyConfig{Model: c, ObsDim: c.ProprioDim + 1, InstrTokens: c.MaxInstr, InstrPad: c.PadID(), Low: lo, High: hi,
+		Temperature: 3, GreedyMean: true} // hot, so that means and argmaxes part
+	frames := randFrames(rng, c, n)
+	obs := randVec[float64](rng, n*base.ObsDim, 1)
+	p := NewPolicy(base, rand.New(rand.NewPCG(1, 2)))
+	perturb(p.Params(), 0.3, rng)
+	p.SetParams(p.Params())
+	p.SetFrames(frames)
+	a := kernels.Actions{Tokens: make([]int, n*c.ActionDims)}
+	p.Greedy(obs, n, a)
+	batch := p.observations("test", obs, n)
+	mean, _, _ := p.net.ActRowsDecode(batch, nil, DecodeMean)
+	arg, _, _ := p.net.ActRowsDecode(batch, nil, DecodeArgmax)
+	differs := false
+	for i := range n {
+		for k := range c.ActionDims {
+			if got := a.Tokens[i*c.ActionDims+k]; got != mean[i][k] {
+				t.Errorf("row %d token %d: greedy %d, the mean rule %d", i, k, got, mean[i][k])
+			}
+			differs = differs || mean[i][k] != arg[i][k]
+		}
+	}
+	if !differs {
+		t.Error("the mean and argmax decodings agree everywhere: the test does not tell them apart")
+	}
+}

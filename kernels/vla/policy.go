@@ -33,6 +33,13 @@ type PolicyConfig struct {
 	// DetachValue keeps the value loss's gradient out of the transformer
 	// ([Net.SetDetachValue]): only the value head learns from it.
 	DetachValue bool
+	// GreedyMean makes the greedy decoding ([Policy.Greedy], what evaluations and a
+	// deployment run) take each position's mean bin under the tempered distribution
+	// ([DecodeMean] at Temperature) instead of its argmax. At a low temperature that is the
+	// centre of the distribution's top, which follows the policy RL samples from when the
+	// top is a plateau of near-equal bins (soft labels) whose argmax RL's small steps move
+	// about; at T = 1 it is the plain mean, which mixes modes (a half-open gripper).
+	GreedyMean bool
 }
 
 // rlSettings applies the RL settings (Temperature, 0 read as 1, and
@@ -273,9 +280,12 @@ func (p *Policy) act(op string, obs []float64, n int, rng *rand.Rand, rngs []*ra
 		lp  [][]float32
 		v   []float32
 	)
-	if rng != nil {
+	switch {
+	case rng != nil:
 		tok, lp, v = p.net.Act(batch, rng, false)
-	} else {
+	case greedy && p.cfg.GreedyMean:
+		tok, lp, v = p.net.ActRowsDecode(batch, nil, DecodeMean)
+	default:
 		tok, lp, v = p.net.ActRows(batch, rngs, greedy)
 	}
 	p.copyOut(n, tok, lp, v, a, logp, values)
