@@ -92,7 +92,6 @@ const crashVLAPolicy = `policy {
     vla {
       dim    = 16
       layers = 1
-      executed_only = true # RL resumes the clone cut to the executed actions' tokens
     }
   }`
 
