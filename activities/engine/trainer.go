@@ -166,13 +166,15 @@ func (t *trainer) fill(chunks []*Chunk) batchInfo {
 	t.episodes = t.episodes[:0]
 	for i, c := range chunks {
 		if t.grpo() {
-			prev := (*Chunk)(nil)
+			ep := kernels.EpisodePiece{Start: b.N, Len: c.Len(), Ends: c.Terminated || c.Truncated}
 			if i > 0 {
-				prev = chunks[i-1]
+				prev := chunks[i-1]
+				ep.Continues = prev.Env == c.Env && prev.Seq+1 == c.Seq && !prev.Terminated && !prev.Truncated
 			}
-			t.episodes = append(t.episodes, kernels.EpisodePiece{Start: b.N, Len: c.Len(), Ends: c.Terminated || c.Truncated,
-				Continues: prev != nil && prev.Env == c.Env && prev.Seq+1 == c.Seq && !prev.Terminated && !prev.Truncated,
-				Group:     t.taskKey(c.Obs[:d])})
+			if !ep.Continues {
+				ep.Group = t.taskKey(c.Obs[:d]) // an episode's group is its first piece's
+			}
+			t.episodes = append(t.episodes, ep)
 		}
 		if !c.Terminated && len(c.NextObs) != d {
 			panic(fmt.Sprintf("engine: trainer: chunk (%d, %d) is not terminated but has %d next-observation values", c.Env, c.Seq, len(c.NextObs)))
