@@ -46,8 +46,7 @@ const (
 
 	pixelLinger    = 8  // steps recorded after each episode's end (pixelwm.CollectInput.Linger)
 	pixelHeldEvery = 10 // one episode in ten of every task scores the models
-	pixelHorizon   = 8  // imagined steps of the scoring rollouts
-	pixelStart     = 20 // the real step they start from
+	pixelHorizon   = 8  // imagined policy steps of the scoring rollouts (from pixelwm.StartFor)
 )
 
 // pixelCollectInput is the offline data a run's pixels block asks for.
@@ -71,7 +70,11 @@ func PixelPretrainConfig(c specs.Config, seed uint64) pixelwm.PretrainConfig {
 	if cams == 0 {
 		cams = len(tabletop.Cameras())
 	}
-	obs := edm.DefaultConfig(cams, tabletop.ActionDim)
+	// One prediction per policy step: a policy with action chunks executes `execute` actions
+	// of each, and the engine stores a frame per step.
+	_, stride := c.Policy.Chunk()
+	stride = max(1, stride)
+	obs := edm.DefaultConfig(cams, tabletop.ActionDim*stride)
 	obs.ImageSize, obs.History = c.Env.ImageSize, w.History
 	obsTrain := edm.DefaultTrainConfig(seed)
 	obsTrain.LR = w.ObsLearningRate
@@ -79,7 +82,7 @@ func PixelPretrainConfig(c specs.Config, seed uint64) pixelwm.PretrainConfig {
 	rew.ImageSize, rew.Cameras = c.Env.ImageSize, cams
 	rewTrain := reward.DefaultTrainConfig(seed)
 	rewTrain.LR = w.RewLearningRate
-	pro := proprio.DefaultConfig(tabletop.ProprioDim, tabletop.ActionDim)
+	pro := proprio.DefaultConfig(tabletop.ProprioDim, tabletop.ActionDim*stride)
 	pro.History = w.History
 	e := edm.DefaultEDM()
 	e.Residual, e.Steps = px.Residual, px.SampleSteps
@@ -90,7 +93,7 @@ func PixelPretrainConfig(c specs.Config, seed uint64) pixelwm.PretrainConfig {
 		Obs: obs, EDM: e, ObsTrain: obsTrain, Rew: rew, RewTrain: rewTrain,
 		Proprio: pro, ProprioTrain: proprio.DefaultTrainConfig(seed),
 		ObsSteps: px.ObsSteps, RewSteps: px.RewSteps, ProprioSteps: px.ProprioSteps,
-		HeldEvery: pixelHeldEvery, Horizon: pixelHorizon, Start: max(pixelStart, w.History-1), Seed: seed,
+		HeldEvery: pixelHeldEvery, Horizon: pixelHorizon, Start: pixelwm.StartFor(stride, w.History), Seed: seed, Stride: stride,
 	}
 }
 
@@ -297,7 +300,10 @@ func loadPixelWorldModel(dir string) (engine.PixelWorldModel, error) {
 			return m, fmt.Errorf("load pixel world model: %s: %w", name, err)
 		}
 	}
-	return engine.PixelWorldModel{Obs: obs.Net, EDM: obs.EDM, Proprio: pro.Model, Rew: rew.Model}, nil
+	// A model pretrained a policy step at a time reads a step's actions together (older
+	// builds pretrained one action at a time).
+	stride := max(1, obs.Net.Config().ActionDim/tabletop.ActionDim)
+	return engine.PixelWorldModel{Obs: obs.Net, EDM: obs.EDM, Proprio: pro.Model, Rew: rew.Model, Stride: stride}, nil
 }
 
 // latestPixelState loads the newest pixel pretraining checkpoint under root that verifies

@@ -25,7 +25,8 @@ const streamPixelWM = 6
 // real steps. Each imagined engine step feeds the policy's frame (the imagined camera
 // images and the start's instruction) and its observation (the imagined proprioception
 // in place of the start's), samples the action tokens as acting does, and advances
-// M_obs and the proprio head once per executed action; its reward is M_rew's
+// M_obs and the proprio head through the step's executed actions (once per step for
+// models trained a policy step at a time, PixelWorldModel.Stride); its reward is M_rew's
 // p_success(after) − p_success(before), and the chunk ends when M_rew's p_end reaches
 // TermThreshold. Only real steps count toward the budget.
 type PixelWMSettings struct {
@@ -68,7 +69,15 @@ type PixelWorldModel struct {
 	EDM     edm.EDM
 	Proprio *proprio.Model[float32]
 	Rew     *reward.Model
+	// Stride is the environment actions M_obs and the proprio head advance by in one
+	// prediction (their action inputs are that many actions' values together): the
+	// engine step's Execute for models trained a policy step at a time, 1 for models
+	// trained an action at a time. It divides Execute; 0 means 1.
+	Stride int
 }
+
+// stride is Stride with 0 read as 1.
+func (m *PixelWorldModel) stride() int { return max(1, m.Stride) }
 
 // pixelImaginer is the trainer's pixel imagination: settings, model and random stream.
 type pixelImaginer struct {
@@ -110,8 +119,10 @@ func (e *Engine) SetPixelWorldModel(m PixelWorldModel) error {
 	if pc.ActionDim != oc.ActionDim || pc.ProprioDim > e.obsDim {
 		errs = append(errs, fmt.Errorf("proprio head: %d-D actions (M_obs: %d) and %d-D proprioception (observations: %d values)", pc.ActionDim, oc.ActionDim, pc.ProprioDim, e.obsDim))
 	}
-	if e.shape.Env < e.pix.set.Execute*oc.ActionDim {
-		errs = append(errs, fmt.Errorf("an engine step executes %d actions of %d values, the policy writes %d values per step", e.pix.set.Execute, oc.ActionDim, e.shape.Env))
+	if st, x := m.stride(), e.pix.set.Execute; st > x || x%st != 0 || oc.ActionDim%st != 0 {
+		errs = append(errs, fmt.Errorf("M_obs advances by %d actions (%d values) at a time, which must divide the %d an engine step executes", st, oc.ActionDim, x))
+	} else if need := x / st * oc.ActionDim; e.shape.Env < need {
+		errs = append(errs, fmt.Errorf("an engine step executes %d actions, %d values for M_obs; the policy writes %d values per step", x, need, e.shape.Env))
 	}
 	if pc.History > oc.History {
 		errs = append(errs, fmt.Errorf("the proprio head needs %d past vectors, M_obs's %d frames of history are all a start keeps", pc.History, oc.History))
@@ -326,7 +337,9 @@ func (p *pixelImaginer) roll(fnet kernels.FrameNetwork, rows []*pixelRow, shape 
 			c.Values = append(c.Values, values[i])
 			c.Versions = append(c.Versions, version)
 		}
-		for x := range p.set.Execute {
+		// M_obs and the proprio head advance Stride actions at a time (ad values), through
+		// the Execute the step runs.
+		for x := 0; x < p.set.Execute/m.stride(); x++ {
 			past := make([][][]edm.Frame, nl)
 			acts := make([][]float64, nl)
 			psamples := make([]proprio.Sample, nl)

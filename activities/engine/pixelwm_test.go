@@ -139,6 +139,13 @@ func TestPixelImagination(t *testing.T) {
 		t.Errorf("%d imagined steps, want the quota of 20", steps)
 	}
 
+	// A model that advances two actions at a time cannot imagine a step that executes one.
+	wide := tinyPixelWM(3)
+	wide.Stride = 2
+	if err := start(nil).SetPixelWorldModel(wide); err == nil || !strings.Contains(err.Error(), "must divide the 1 an engine step executes") {
+		t.Errorf("a stride-2 model on 1-action steps: %v", err)
+	}
+
 	bare, err := New(pixelWMConfig(), nil, walkFactory)
 	if err != nil {
 		t.Fatal(err)

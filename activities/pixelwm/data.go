@@ -103,3 +103,69 @@ func stepMSE(a, b []edm.Frame) float64 {
 	}
 	return s / float64(len(a))
 }
+
+// Strided returns the episodes as a policy that executes stride actions per step sees
+// them: frames (with their state and proprioception) every stride steps, each step's action
+// the stride actions between them concatenated, its reward their sum, and Success/End as of
+// the frame kept. An episode becomes stride episodes, one per phase (the first kept frame
+// p = 0 … stride−1), so that every recorded frame is the start of some step; with
+// firstPhase only phase 0, which is how the policy meets an episode from its reset. A phase
+// keeps only whole steps (its frames end at the last one whose stride actions were all
+// recorded), and a phase without a whole step is left out. stride ≤ 1 returns eps.
+//
+// M_obs and the proprio head of a policy with action chunks are trained on these, so that
+// one prediction is one policy step: the frames a rollout starts from are the ones the
+// engine stored (one per step), and imagination costs one M_obs step per policy step.
+func Strided(eps []Episode, stride int, firstPhase bool) []Episode {
+	if stride <= 1 {
+		return eps
+	}
+	var out []Episode
+	for _, e := range eps {
+		phases := stride
+		if firstPhase {
+			phases = 1
+		}
+		for p := range phases {
+			// Whole steps: frame p+(j+1)·stride exists and its stride actions were recorded.
+			last := min(len(e.Actions), e.Len()-1)
+			n := (last - p) / stride
+			if n < 1 {
+				continue
+			}
+			s := Episode{Task: e.Task, Instr: e.Instr, Steps: e.Steps, Succeeded: e.Succeeded}
+			for j := 0; j <= n; j++ {
+				t := p + j*stride
+				s.Frames = append(s.Frames, e.Frames[t])
+				s.State = appendAt(s.State, e.State, t)
+				s.Proprio = appendAt(s.Proprio, e.Proprio, t)
+				s.Success = appendAt(s.Success, e.Success, t)
+				s.End = appendAt(s.End, e.End, t)
+				if j == n {
+					break
+				}
+				var a []float64
+				r := 0.0
+				for i := t; i < t+stride; i++ {
+					a = append(a, e.Actions[i]...)
+					if i < len(e.Rewards) {
+						r += e.Rewards[i]
+					}
+				}
+				s.Actions = append(s.Actions, a)
+				s.Rewards = append(s.Rewards, r)
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// appendAt appends src[t] to dst when src has it (episodes loaded without a field keep it
+// empty).
+func appendAt[T any](dst, src []T, t int) []T {
+	if t < len(src) {
+		return append(dst, src[t])
+	}
+	return dst
+}

@@ -35,7 +35,47 @@ type PretrainConfig struct {
 	Horizon, Start int
 	// Seed drives the scoring rollouts' sampling noise.
 	Seed uint64
+	// Stride is the environment actions per policy step (a policy with action chunks
+	// executes execute_steps of each): M_obs and the proprio head learn one prediction per
+	// policy step from the Strided episodes, with Obs.ActionDim and Proprio.ActionDim the
+	// stride actions' values together; M_rew reads single frames and trains on every one.
+	// Horizon and Start count policy steps. 0 or 1: one action per step.
+	Stride int
 }
+
+// stride is Stride with 0 read as 1.
+func (c PretrainConfig) stride() int { return max(1, c.Stride) }
+
+// resumed is c adjusted to a checkpoint made with another stride (by a build whose default
+// differed): the checkpointed M_obs's action width says which, and the rest of the
+// pretraining keeps to it, so that a resumed pretraining ends as the interrupted one would
+// have. c itself when st has no M_obs or the same width.
+func (c PretrainConfig) resumed(st *PretrainState) (PretrainConfig, error) {
+	if st == nil || st.Obs == nil {
+		return c, nil
+	}
+	var t edm.Trainer
+	if err := t.UnmarshalBinary(st.Obs); err != nil {
+		return c, err
+	}
+	got := t.Net.Config().ActionDim
+	per := c.Obs.ActionDim / c.stride()
+	if got == c.Obs.ActionDim || per < 1 || got%per != 0 {
+		return c, nil
+	}
+	c.Stride = got / per
+	c.Obs.ActionDim, c.Proprio.ActionDim = got, got
+	c.Start = StartFor(c.Stride, max(c.Obs.History, c.Proprio.History)) // the same 20 actions in
+	return c, nil
+}
+
+// pixelStartActions is the real step (in environment actions) that scoring rollouts start
+// from by default: 20 actions into an episode, when the arm is moving.
+const pixelStartActions = 20
+
+// StartFor is the scoring rollouts' start, in policy steps of stride actions, for models
+// with history context frames: pixelStartActions in, and never before the context exists.
+func StartFor(stride, history int) int { return max(pixelStartActions/max(1, stride), history-1) }
 
 // The three phases' loss-curve spacing and checkpoint spacing, in their
 // own steps. A checkpoint falls on a curve point, so that the curve's
@@ -126,6 +166,9 @@ func (c PretrainConfig) Validate() error {
 			errs = append(errs, fmt.Errorf("%s must be at least 1, got %d", s.name, s.n))
 		}
 	}
+	if c.Stride < 0 || c.Obs.ActionDim%c.stride() != 0 || c.Proprio.ActionDim != c.Obs.ActionDim {
+		errs = append(errs, fmt.Errorf("stride %d: M_obs's and the proprio head's actions (%d and %d values) must be the same stride actions' values", c.Stride, c.Obs.ActionDim, c.Proprio.ActionDim))
+	}
 	if c.HeldEvery < 2 {
 		errs = append(errs, fmt.Errorf("held-every must be at least 2 (one episode in that many is held out), got %d", c.HeldEvery))
 	}
@@ -165,13 +208,20 @@ func Pretrain(ctx context.Context, c PretrainConfig, eps []Episode, resume *Pret
 	if st.Phase == PhaseDone {
 		return st, nil
 	}
+	c, err := c.resumed(st)
+	if err != nil {
+		return nil, err
+	}
 	train, held := Split(eps, c.HeldEvery)
 	if len(train) == 0 || len(held) == 0 {
 		return nil, fmt.Errorf("pixel world-model pretraining: %d episodes leave %d to train on and %d held out at one in %d; collect more",
 			len(eps), len(train), len(held), c.HeldEvery)
 	}
+	// M_obs and the proprio head see the episodes a policy step at a time; the scoring
+	// rollouts start from the reset's phase, as a policy meets an episode.
+	steps, heldSteps := Strided(train, c.stride(), false), Strided(held, c.stride(), true)
 
-	samples := ObsSamples(c.Obs, train)
+	samples := ObsSamples(c.Obs, steps)
 	if len(samples) == 0 {
 		return nil, fmt.Errorf("pixel world-model pretraining: no episode of the training split has %d frames of context and a next frame", c.Obs.History+1)
 	}
@@ -203,7 +253,7 @@ func Pretrain(ctx context.Context, c PretrainConfig, eps []Episode, resume *Pret
 		}
 	}
 
-	psamples := ProprioSamples(c.Proprio, train)
+	psamples := ProprioSamples(c.Proprio, steps)
 	pt, err := restoreProprio(c, st, psamples)
 	if err != nil {
 		return nil, err
@@ -220,10 +270,10 @@ func Pretrain(ctx context.Context, c PretrainConfig, eps []Episode, resume *Pret
 	ev := &PretrainEval{TrainEpisodes: len(train), HeldEpisodes: len(held),
 		ObsParams: len(obs.Net.Params()), RewParams: len(rew.Model.Params()), ProprioParams: len(pt.Model.Params())}
 	ev.SigmaData, ev.SampleSteps = obs.EDM.SigmaData, obs.EDM.Steps
-	ev.Imagination, _ = EvaluateImagination(obs.Net, obs.EDM, held, c.Start, c.Horizon, scoringRand(c.Seed))
+	ev.Imagination, _ = EvaluateImagination(obs.Net, obs.EDM, heldSteps, c.Start, c.Horizon, scoringRand(c.Seed))
 	ev.Reward = EvaluateReward(rew.Model, held)
 	ev.RewHeldLoss = rew.EvalLoss(RewardExamples(held), 256)
-	ev.Proprio = EvaluateProprio(pt.Model, held, c.Start, c.Horizon)
+	ev.Proprio = EvaluateProprio(pt.Model, heldSteps, c.Start, c.Horizon)
 	st.Scores = ev
 	if err := save(st); err != nil {
 		return nil, err
@@ -239,13 +289,17 @@ func scoringRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x1
 // (the same episodes, start, horizon and noise as its scores) for a person
 // to look at.
 func ScoringStrip(c PretrainConfig, eps []Episode, st *PretrainState) (Strip, error) {
+	c, err := c.resumed(st)
+	if err != nil {
+		return Strip{}, err
+	}
 	obs, err := restoreObs(c, st)
 	if err != nil {
 		return Strip{}, err
 	}
 	_, held := Split(eps, c.HeldEvery)
 	// The trainer's settings: a residual model's σ_data came from the data.
-	_, strip := EvaluateImagination(obs.Net, obs.EDM, held, c.Start, c.Horizon, scoringRand(c.Seed))
+	_, strip := EvaluateImagination(obs.Net, obs.EDM, Strided(held, c.stride(), true), c.Start, c.Horizon, scoringRand(c.Seed))
 	return strip, nil
 }
 

@@ -106,3 +106,114 @@ func residualEDM() edm.EDM {
 }
 
 func clone(s []float64) []float64 { return append([]float64(nil), s...) }
+
+// TestStrided checks the policy-step view of an episode against a hand-made one: 7
+// frames, 6 actions, stride 2 gives phase 0 (frames 0 2 4 6, actions a0a1 a2a3 a4a5,
+// rewards summed) and phase 1 (frames 1 3 5: the last frame has no whole step after it).
+func TestStrided(t *testing.T) {
+	e := Episode{Task: 3, Steps: 5, Succeeded: true}
+	for i := range 7 {
+		e.Frames = append(e.Frames, [][]uint8{{uint8(i)}})
+		e.Proprio = append(e.Proprio, []float64{float64(i)})
+		e.Success = append(e.Success, i >= 5)
+		e.End = append(e.End, i >= 5)
+	}
+	for i := range 6 {
+		e.Actions = append(e.Actions, []float64{float64(10 + i)})
+		e.Rewards = append(e.Rewards, float64(i))
+	}
+	frameIDs := func(s Episode) (ids []uint8) {
+		for _, f := range s.Frames {
+			ids = append(ids, f[0][0])
+		}
+		return ids
+	}
+	got := Strided([]Episode{e}, 2, false)
+	if len(got) != 2 {
+		t.Fatalf("%d phases, want 2", len(got))
+	}
+	p0, p1 := got[0], got[1]
+	if ids := frameIDs(p0); !reflect.DeepEqual(ids, []uint8{0, 2, 4, 6}) {
+		t.Errorf("phase 0 frames %v, want 0 2 4 6", ids)
+	}
+	if !reflect.DeepEqual(p0.Actions, [][]float64{{10, 11}, {12, 13}, {14, 15}}) || !reflect.DeepEqual(p0.Rewards, []float64{1, 5, 9}) {
+		t.Errorf("phase 0 actions %v rewards %v, want pairs 10–15 and sums 1 5 9", p0.Actions, p0.Rewards)
+	}
+	if !reflect.DeepEqual(p0.Success, []bool{false, false, false, true}) || !reflect.DeepEqual(p0.Proprio, [][]float64{{0}, {2}, {4}, {6}}) {
+		t.Errorf("phase 0 success %v proprio %v", p0.Success, p0.Proprio)
+	}
+	if ids := frameIDs(p1); !reflect.DeepEqual(ids, []uint8{1, 3, 5}) || !reflect.DeepEqual(p1.Actions, [][]float64{{11, 12}, {13, 14}}) {
+		t.Errorf("phase 1 frames %v actions %v, want 1 3 5 and 11–14", ids, p1.Actions)
+	}
+	if p1.Task != 3 || !p1.Succeeded || p1.Steps != 5 {
+		t.Errorf("phase 1 lost the episode's task or outcome: %+v", p1)
+	}
+	if first := Strided([]Episode{e}, 2, true); len(first) != 1 || !reflect.DeepEqual(frameIDs(first[0]), []uint8{0, 2, 4, 6}) {
+		t.Errorf("first phase only: %d episodes", len(first))
+	}
+	if same := Strided([]Episode{e}, 1, false); len(same) != 1 || len(same[0].Frames) != 7 {
+		t.Error("stride 1 changed the episodes")
+	}
+	// Transitions of the strided episode are one per whole step after the context.
+	oc := edm.Config{History: 2}
+	if n := len(Transitions(oc, p0.Frames, p0.Actions)); n != 2 {
+		t.Errorf("%d transitions of phase 0 at history 2, want 2", n)
+	}
+}
+
+// TestPretrainStride pretrains a policy step (2 actions) at a time: M_obs and the proprio
+// head take 14-D actions, the scoring rollouts are strided, a resumed pretraining ends in
+// the uninterrupted one's state, and a checkpoint of an action-at-a-time pretraining
+// (an older build's default) resumes under the strided config as it began.
+func TestPretrainStride(t *testing.T) {
+	in := CollectInput{Suite: tabletop.SuiteSpatial, Episodes: 10, Behaviour: BehaviourExpertNoisy, Noise: 0.3,
+		ImageSize: 16, MaxSteps: 40, Linger: 2, Seed: 5}
+	eps, err := Collect(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	strided := func(c PretrainConfig) PretrainConfig {
+		c.Stride, c.Obs.ActionDim, c.Proprio.ActionDim, c.Start = 2, 2*tabletop.ActionDim, 2*tabletop.ActionDim, StartFor(2, c.Obs.History)
+		c.RewSteps, c.ProprioSteps = 20, 20
+		return c
+	}
+	c := strided(tinyPretrain(7))
+	full, first := pretrainKeepingFirst(t, c, eps)
+	var obs edm.Trainer
+	if err := obs.UnmarshalBinary(full.Obs); err != nil || obs.Net.Config().ActionDim != 14 {
+		t.Fatalf("M_obs: %v, %d-D actions; want 14", err, obs.Net.Config().ActionDim)
+	}
+	if im := full.Scores.Imagination; im.Rollouts != 1 || im.Start != 10 || im.Horizon != 3 {
+		t.Errorf("scoring: %d rollouts from policy step %d over %d steps; want 1 from 10 (20 actions in) over 3", im.Rollouts, im.Start, im.Horizon)
+	}
+	res, err := Pretrain(context.Background(), c, eps, first, func(*PretrainState) error { return nil })
+	if err != nil || !bytes.Equal(res.Obs, full.Obs) || !bytes.Equal(res.Proprio, full.Proprio) || !reflect.DeepEqual(res.Scores, full.Scores) {
+		t.Errorf("resumed from step %d: %v, or a state other than the uninterrupted one's", first.Step, err)
+	}
+
+	// An action-at-a-time checkpoint, resumed by the strided config, stays action at a time.
+	old := tinyPretrain(7)
+	old.RewSteps, old.ProprioSteps = 20, 20
+	oldFull, oldFirst := pretrainKeepingFirst(t, old, eps)
+	res, err = Pretrain(context.Background(), c, eps, oldFirst, func(*PretrainState) error { return nil })
+	if err != nil || !bytes.Equal(res.Obs, oldFull.Obs) || !bytes.Equal(res.Proprio, oldFull.Proprio) || !reflect.DeepEqual(res.Scores, oldFull.Scores) {
+		t.Errorf("an action-at-a-time checkpoint resumed with stride 2: %v, or not the state it would have reached", err)
+	}
+}
+
+// pretrainKeepingFirst pretrains c on eps without a stop and returns the final state and
+// the first checkpoint it saved.
+func pretrainKeepingFirst(t *testing.T, c PretrainConfig, eps []Episode) (full, first *PretrainState) {
+	t.Helper()
+	full, err := Pretrain(context.Background(), c, eps, nil, func(st *PretrainState) error {
+		if first == nil {
+			cp := *st
+			first = &cp
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return full, first
+}

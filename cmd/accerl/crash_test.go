@@ -66,6 +66,24 @@ func accerlProcess(t *testing.T, logPath string, extraEnv []string, args ...stri
 	return cmd
 }
 
+// keepLog copies a child's log out of the test's temporary directory (which is removed when
+// the test ends) into the system's, and returns where it went.
+func keepLog(t *testing.T, path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Sprintf("(no log: %v)", err)
+	}
+	f, err := os.CreateTemp("", "accerl-stall-*.log")
+	if err != nil {
+		return fmt.Sprintf("(log not kept: %v)", err)
+	}
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		return fmt.Sprintf("(log not kept: %v)", err)
+	}
+	return f.Name()
+}
+
 // logTail returns the last lines of a child process's log, for failure messages.
 func logTail(path string) string {
 	b, _ := os.ReadFile(path)
@@ -256,10 +274,18 @@ func runToEnd(t *testing.T, dir, specPath string) error {
 			if m := latestChange(filepath.Join(dir, "out")); m.After(last) {
 				last, lastChange = m, time.Now()
 			} else if time.Since(lastChange) > stallLimit {
-				_ = cmd.Process.Kill()
-				<-done
-				t.Fatalf("accerl run made no progress for %v (nothing written under %s); log:\n%s",
-					stallLimit, filepath.Join(dir, "out"), logTail(filepath.Join(dir, "log.txt")))
+				// SIGQUIT makes the Go runtime write every goroutine's stack to the log
+				// before it exits: where the process waits is the diagnosis.
+				_ = cmd.Process.Signal(syscall.SIGQUIT)
+				select {
+				case <-done:
+				case <-time.After(10 * time.Second):
+					_ = cmd.Process.Kill()
+					<-done
+				}
+				kept := keepLog(t, filepath.Join(dir, "log.txt"))
+				t.Fatalf("accerl run made no progress for %v (nothing written under %s); its goroutines are in %s; log:\n%s",
+					stallLimit, filepath.Join(dir, "out"), kept, logTail(filepath.Join(dir, "log.txt")))
 				return nil
 			}
 		}
