@@ -124,7 +124,9 @@ func pixelWMSettings(c specs.Config) engine.PixelWMSettings {
 		return engine.PixelWMSettings{}
 	}
 	_, execute := c.Policy.Chunk()
-	return engine.PixelWMSettings{Enabled: true, ImaginationRatio: w.ImaginationRatio, Horizon: max(1, w.Horizon.Start), Execute: execute}
+	px := w.Pixels
+	return engine.PixelWMSettings{Enabled: true, ImaginationRatio: w.ImaginationRatio, Horizon: max(1, w.Horizon.Start), Execute: execute,
+		ObsEvery: w.ObsEvery, RewEvery: w.RewEvery, ObsFitSteps: px.ObsFitSteps, RewFitSteps: px.RewFitSteps, ProprioFitSteps: px.ProprioFitSteps}
 }
 
 // worldModelSettings maps the spec's world_model block. The horizon is the schedule's start;

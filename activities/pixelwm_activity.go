@@ -303,7 +303,8 @@ func loadPixelWorldModel(dir string) (engine.PixelWorldModel, error) {
 	// A model pretrained a policy step at a time reads a step's actions together (older
 	// builds pretrained one action at a time).
 	stride := max(1, obs.Net.Config().ActionDim/tabletop.ActionDim)
-	return engine.PixelWorldModel{Obs: obs.Net, EDM: obs.EDM, Proprio: pro.Model, Rew: rew.Model, Stride: stride}, nil
+	return engine.PixelWorldModel{Obs: obs.Net, EDM: obs.EDM, Proprio: pro.Model, Rew: rew.Model, Stride: stride,
+		ObsTrainer: &obs, RewTrainer: &rew, ProprioTrainer: &pro}, nil
 }
 
 // latestPixelState loads the newest pixel pretraining checkpoint under root that verifies

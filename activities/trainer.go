@@ -134,7 +134,8 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 	}
 
 	if cfg.PixelWM.Enabled {
-		// The pixel world model is fixed after pretraining: every segment loads it again.
+		// Every segment loads the pretrained pixel world model; when it trains online, a
+		// resumed engine then puts its snapshot's trained state in its place.
 		m, err := loadPixelWorldModel(in.WorldModelState)
 		if err == nil {
 			err = eng.SetPixelWorldModel(m)

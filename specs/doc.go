@@ -185,6 +185,9 @@
 //	    #   behaviour_noise = 0.3         # execution noise of behaviour = "expert_noisy", [0, 1]
 //	    #   residual        = true        # M_obs denoises the change from the last frame
 //	    #   sample_steps    = 1           # Euler steps per imagined frame (DIAMOND: 3), >= 1
+//	    #   obs_fit_steps     = 0         # online M_obs steps every obs_every updates (imagination_ratio > 0), >= 0
+//	    #   proprio_fit_steps = 0         # online proprio-head steps with them, >= 0
+//	    #   rew_fit_steps     = 0         # online M_rew steps every rew_every updates, >= 0
 //	    # }
 //	  }
 //

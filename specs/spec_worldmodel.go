@@ -30,6 +30,9 @@ const (
 	attrBehaviourNoise = "behaviour_noise"
 	attrResidual       = "residual"
 	attrSampleSteps    = "sample_steps"
+	attrObsFitSteps    = "obs_fit_steps"
+	attrRewFitSteps    = "rew_fit_steps"
+	attrProprioFit     = "proprio_fit_steps"
 
 	blockHorizon = "horizon"
 	attrStart    = "start"
@@ -123,6 +126,18 @@ type PixelWorldModel struct {
 	// closer to the real frames at a CPU's few hundred training steps (3 steps add noise
 	// that compounds over the horizon). >= 1.
 	SampleSteps int `json:"sample_steps"`
+	// ObsFitSteps, RewFitSteps and ProprioFitSteps train the pretrained models online
+	// during imagined training (imagination_ratio > 0), on each update's real steps before
+	// it imagines: ObsFitSteps Adam steps of M_obs (16 transitions each, about a second on
+	// 2 cores) and ProprioFitSteps of the proprio head every world_model.obs_every updates,
+	// RewFitSteps of M_rew every rew_every updates. A sync update is thousands of steps, so
+	// obs_every = 1 is the usual setting (its default of 100 is the state-vector model's).
+	// 0 (the default) keeps that model as pretrained. Either way M_obs's one-step error on
+	// each update's fresh real steps, over copying the last frame's, is the horizon
+	// schedule's loss. Omitted from the JSON while 0, so specs without them keep their hash.
+	ObsFitSteps     int `json:"obs_fit_steps,omitempty"`
+	RewFitSteps     int `json:"rew_fit_steps,omitempty"`
+	ProprioFitSteps int `json:"proprio_fit_steps,omitempty"`
 }
 
 // DefaultPixelWorldModel is the measured `accerl bench pixel-wm` recipe at a size a run
@@ -181,6 +196,9 @@ var pixelWorldModelSchema = &hcl.BodySchema{
 		{Name: attrBehaviourNoise},
 		{Name: attrResidual},
 		{Name: attrSampleSteps},
+		{Name: attrObsFitSteps},
+		{Name: attrRewFitSteps},
+		{Name: attrProprioFit},
 	},
 }
 
@@ -251,6 +269,9 @@ func (d *decoder) decodePixelWorldModel(block *hcl.Block, p **PixelWorldModel) {
 	d.setFloat(a, pre, attrBehaviourNoise, &cp.BehaviourNoise, between(0, 1))
 	d.setBool(a, pre, attrResidual, &cp.Residual)
 	d.setInt(a, pre, attrSampleSteps, &cp.SampleSteps, between(1, 100))
+	d.setInt(a, pre, attrObsFitSteps, &cp.ObsFitSteps, between(0, 1e6))
+	d.setInt(a, pre, attrRewFitSteps, &cp.RewFitSteps, between(0, 1e6))
+	d.setInt(a, pre, attrProprioFit, &cp.ProprioFitSteps, between(0, 1e6))
 }
 
 // decodeHorizon applies a horizon block onto h.
@@ -319,9 +340,14 @@ func checkPixelWorldModel(c Config, src *sources, add func(subject hcl.Range, su
 			fmt.Sprintf("world_model.imagination_ratio = %g imagines camera frames for the policy to act on, which only the VLA policy reads (policy.vla is %s), and imagines from each sync round's real steps (pipeline.mode is %q). Add a vla block to the policy and set pipeline.mode = %q, or set imagination_ratio = 0 to pretrain and score the pixel world model only.",
 				w.ImaginationRatio, map[bool]string{true: "set", false: "absent"}[c.Policy.VLA != nil], c.Pipeline.Mode, ModeSync))
 	}
+	if px := w.Pixels; px.ObsFitSteps+px.RewFitSteps+px.ProprioFitSteps > 0 && !(w.ImaginationRatio > 0) {
+		add(src.blame(pathWorldModelPixels, pathImaginationRatio), "Online fits without imagined training",
+			fmt.Sprintf("world_model.pixels sets online fits (obs_fit_steps %d, rew_fit_steps %d, proprio_fit_steps %d), which run during imagined training only, and imagination_ratio is %g. Set imagination_ratio > 0 (with the VLA in sync mode), or set the fit steps to 0.",
+				px.ObsFitSteps, px.RewFitSteps, px.ProprioFitSteps, w.ImaginationRatio))
+	}
 	if w.OfflineTrajectories == 0 {
 		add(src.blame(joinPath(blockWorldModel, attrOfflineTrajectories), pathWorldModelPixels), "Pixel world model without offline data",
-			"the pixel world model learns only from offline episodes (it has no online updates yet), and offline_trajectories = 0 records none. Set offline_trajectories to at least 10 (one held-out episode in ten; the paper uses 1,000).")
+			"the pixel world model is pretrained on offline episodes before it can imagine (its online fits refine it), and offline_trajectories = 0 records none. Set offline_trajectories to at least 10 (one held-out episode in ten; the paper uses 1,000).")
 	} else if w.OfflineTrajectories < 10 {
 		add(src.blame(joinPath(blockWorldModel, attrOfflineTrajectories), pathWorldModelPixels), "Too few offline episodes",
 			fmt.Sprintf("world_model.offline_trajectories = %d: the pixel world model holds out one episode in ten to score itself, so it needs at least 10. Set offline_trajectories = 10 or more (the paper uses 1,000).", w.OfflineTrajectories))

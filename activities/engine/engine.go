@@ -307,7 +307,11 @@ func (e *Engine) trainSync(ctx context.Context, updates int, seg *segment, onUpd
 		}
 		img, _ := e.takeImagined()
 		if e.pix != nil {
-			// Imagined chunks from this round's real steps, with the policy that collected them.
+			// M_obs is validated on this round's real steps, then fitted on them when due, and
+			// imagines chunks from them with the policy that collected them.
+			if err := e.pix.online(e.tr.model(), chunks, e.shape, e.frameBytes, e.tr.updates+1); err != nil {
+				return fmt.Errorf("update %d: %w", e.tr.updates+1, err)
+			}
 			if img, err = e.pix.imagine(e.tr.model(), chunks, e.shape, e.tr.version, imgQuota(e.pix.set.ImaginationRatio, e.cfg.BatchSteps), e.frameBytes); err != nil {
 				return fmt.Errorf("update %d: %w", e.tr.updates+1, err)
 			}
@@ -391,7 +395,11 @@ func (e *Engine) trainStep(chunks, img []*Chunk, seg *segment, onUpdate func(Upd
 	e.replay.SetVersion(e.tr.version)
 	horizon := 0
 	if e.pix != nil {
-		horizon = e.pix.set.Horizon
+		horizon, wmVal = e.pix.set.Horizon, e.pix.lastVal
+		if !math.IsNaN(wmVal) {
+			seg.wmValSum += wmVal
+			seg.wmValN++
+		}
 	}
 	if wm != nil {
 		wm.imagined += int64(imgSteps)
@@ -519,6 +527,10 @@ func (e *Engine) segmentStats(seg *segment) SegmentStats {
 	}
 	if e.pix != nil {
 		st.Horizon, st.ImaginedSteps = e.pix.set.Horizon, e.pix.imagined
+		st.WMValUpdates = seg.wmValN
+		if seg.wmValN > 0 {
+			st.WMValLoss = seg.wmValSum / float64(seg.wmValN)
+		}
 	}
 	st.CeilingFraction = ratio(st.StepsPerS, ceiling)
 	return st

@@ -42,6 +42,22 @@ type PixelWMSettings struct {
 	Execute int `json:"execute"`
 	// TermThreshold is the p_end at which an imagined chunk ends (0: 0.5).
 	TermThreshold float64 `json:"term_threshold,omitempty"`
+	// Online training on each update's real steps (the sync round's fresh data: B_real),
+	// before the update imagines: every ObsEvery updates ObsFitSteps Adam steps of M_obs
+	// and ProprioFitSteps of the proprio head, every RewEvery updates RewFitSteps of M_rew
+	// (0 steps: that model stays as pretrained; the *Every 0 mean 1). M_obs's and the
+	// proprio head's fits need a model trained a policy step at a time
+	// (PixelWorldModel.Stride = Execute): the engine stores no frame between a step's
+	// actions.
+	ObsEvery        int `json:"obs_every,omitempty"`
+	RewEvery        int `json:"rew_every,omitempty"`
+	ObsFitSteps     int `json:"obs_fit_steps,omitempty"`
+	RewFitSteps     int `json:"rew_fit_steps,omitempty"`
+	ProprioFitSteps int `json:"proprio_fit_steps,omitempty"`
+	// ValSamples is the number of each update's real transitions on which M_obs's
+	// one-step error over copying the last frame's is measured before any fit
+	// (UpdateReport.WMValLoss, the horizon schedule's loss; 0: DefaultPixelValSamples).
+	ValSamples int `json:"val_samples,omitempty"`
 }
 
 func (s PixelWMSettings) validate() error {
@@ -54,6 +70,10 @@ func (s PixelWMSettings) validate() error {
 	}
 	if !(s.TermThreshold >= 0 && s.TermThreshold < 1) {
 		errs = append(errs, fmt.Errorf("termination threshold must be in [0, 1), got %v", s.TermThreshold))
+	}
+	if min(s.ObsEvery, s.RewEvery, s.ObsFitSteps, s.RewFitSteps, s.ProprioFitSteps, s.ValSamples) < 0 {
+		errs = append(errs, fmt.Errorf("online fit settings must not be negative, got every %d/%d, steps %d/%d/%d, %d validation samples",
+			s.ObsEvery, s.RewEvery, s.ObsFitSteps, s.RewFitSteps, s.ProprioFitSteps, s.ValSamples))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("pixel world model: %w", err)
@@ -74,6 +94,11 @@ type PixelWorldModel struct {
 	// engine step's Execute for models trained a policy step at a time, 1 for models
 	// trained an action at a time. It divides Execute; 0 means 1.
 	Stride int
+	// ObsTrainer, RewTrainer and ProprioTrainer train Obs, Rew and Proprio online (their
+	// models are those three), each needed when PixelWMSettings fits it.
+	ObsTrainer     *edm.Trainer
+	RewTrainer     *reward.Trainer
+	ProprioTrainer *proprio.Trainer
 }
 
 // stride is Stride with 0 read as 1.
@@ -87,6 +112,12 @@ type pixelImaginer struct {
 	rng   *rand.Rand
 	// imagined counts the imagined steps trained on, run-wide.
 	imagined int64
+	// lastVal is the last update's validation loss (NaN before the first); obsFits and
+	// rewFits count online fits; pending is the restored snapshot's trained state, which
+	// SetPixelWorldModel adopts.
+	lastVal          float64
+	obsFits, rewFits int64
+	pending          *PixelWMState
 }
 
 func newPixelImaginer(set PixelWMSettings, seed uint64) *pixelImaginer {
@@ -94,7 +125,7 @@ func newPixelImaginer(set PixelWMSettings, seed uint64) *pixelImaginer {
 		set.TermThreshold = 0.5
 	}
 	src := rand.NewPCG(seed, streamPixelWM)
-	return &pixelImaginer{set: set, src: src, rng: rand.New(src)}
+	return &pixelImaginer{set: set, src: src, rng: rand.New(src), lastVal: math.NaN()}
 }
 
 // SetPixelWorldModel gives the engine the pretrained pixel world model it imagines with
@@ -103,6 +134,17 @@ func newPixelImaginer(set PixelWMSettings, seed uint64) *pixelImaginer {
 func (e *Engine) SetPixelWorldModel(m PixelWorldModel) error {
 	if e.pix == nil {
 		return errors.New("set pixel world model: the engine's config does not imagine over pixels (Config.PixelWM)")
+	}
+	if e.pix.set.online() {
+		if m.ObsTrainer == nil || m.RewTrainer == nil || m.ProprioTrainer == nil {
+			return errors.New("set pixel world model: the settings train it online, which needs the three trainers (PixelWorldModel.ObsTrainer, RewTrainer, ProprioTrainer)")
+		}
+		if err := e.pix.adopt(&m); err != nil {
+			return fmt.Errorf("set pixel world model: %w", err)
+		}
+		if m.Obs != m.ObsTrainer.Net || m.Rew != m.RewTrainer.Model || m.Proprio != m.ProprioTrainer.Model {
+			return errors.New("set pixel world model: the models must be the trainers' own")
+		}
 	}
 	if m.Obs == nil || m.Proprio == nil || m.Rew == nil {
 		return errors.New("set pixel world model: M_obs, the proprio head and M_rew are all needed")
@@ -123,6 +165,9 @@ func (e *Engine) SetPixelWorldModel(m PixelWorldModel) error {
 		errs = append(errs, fmt.Errorf("M_obs advances by %d actions (%d values) at a time, which must divide the %d an engine step executes", st, oc.ActionDim, x))
 	} else if need := x / st * oc.ActionDim; e.shape.Env < need {
 		errs = append(errs, fmt.Errorf("an engine step executes %d actions, %d values for M_obs; the policy writes %d values per step", x, need, e.shape.Env))
+	}
+	if s := e.pix.set; (s.ObsFitSteps > 0 || s.ProprioFitSteps > 0) && m.stride() != s.Execute {
+		errs = append(errs, fmt.Errorf("online fits of M_obs and the proprio head need a model that advances a whole engine step (%d actions) at a time, this one advances %d: pretrain it again with this build", s.Execute, m.stride()))
 	}
 	if pc.History > oc.History {
 		errs = append(errs, fmt.Errorf("the proprio head needs %d past vectors, M_obs's %d frames of history are all a start keeps", pc.History, oc.History))

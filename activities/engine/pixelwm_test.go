@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/accerl/accerl/kernels"
 	"github.com/accerl/accerl/kernels/edm"
 	"github.com/accerl/accerl/kernels/edm/proprio"
 	"github.com/accerl/accerl/kernels/edm/reward"
@@ -28,6 +29,15 @@ func (e *colourWalk) Step(a []float64) StepResult {
 	e.t++
 	r.Terminated = e.t == walkSteps
 	return r
+}
+
+// Frame is the bandit's frame with a white marker at pixel t: the frames change from step
+// to step, which a world model's validation against copying the last frame needs.
+func (e *colourWalk) Frame(dst []byte) []byte {
+	n := len(dst)
+	dst = e.colourBandit.Frame(dst)
+	copy(dst[n+3*e.t:], []byte{255, 255, 255})
+	return dst
 }
 func (e *colourWalk) MarshalBinary() ([]byte, error) {
 	b, _ := e.colourBandit.MarshalBinary()
@@ -99,17 +109,7 @@ func TestPixelImagination(t *testing.T) {
 	if snap.PixelImagined != 64 || snap.PixelWMRNG == nil {
 		t.Errorf("snapshot: %d imagined steps, rng %v; want 64 and a state", snap.PixelImagined, snap.PixelWMRNG != nil)
 	}
-	b := start(snap)
-	if _, err := b.Run(ctx, 2, nil); err != nil {
-		t.Fatal(err)
-	}
-	c := start(nil)
-	if _, err := c.Run(ctx, 4, nil); err != nil {
-		t.Fatal(err)
-	}
-	if b.ParamsSHA256() != c.ParamsSHA256() {
-		t.Error("2 updates, a snapshot and 2 more differ from 4 straight updates")
-	}
+	resumeMatchesStraight(t, start, snap)
 
 	// The imagined chunks themselves, from real chunks of a fresh engine.
 	d := start(nil)
@@ -163,7 +163,8 @@ func walkChunks(t *testing.T, e *Engine) []*Chunk {
 	for env, red := range []bool{true, false} {
 		w := &colourWalk{colourBandit: colourBandit{red: red}}
 		c := &Chunk{Env: env, Terminated: true}
-		for range walkSteps {
+		for step := range walkSteps {
+			w.t = step
 			c.Obs = append(c.Obs, 0.1, -0.2)
 			c.Frames = w.Frame(c.Frames)
 			c.Actions = append(c.Actions, make([]int, e.shape.Tokens)...)
@@ -173,4 +174,153 @@ func walkChunks(t *testing.T, e *Engine) []*Chunk {
 		out = append(out, c)
 	}
 	return out
+}
+
+// tinyPixelTrainers is tinyPixelWM with the three trainers that fit it online (fresh
+// models of the same shapes, the models being the trainers' own).
+func tinyPixelTrainers(t *testing.T, seed uint64) PixelWorldModel {
+	t.Helper()
+	m := tinyPixelWM(seed)
+	obs, err := edm.NewTrainer(m.Obs.Config(), m.EDM, edm.TrainConfig{LR: 1e-3, BatchSize: 4, MaxGradNorm: 1, Seed: seed}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rew, err := reward.NewTrainer(m.Rew.Config(), reward.TrainConfig{LR: 1e-3, BatchSize: 4, Focal: reward.Focal{Gamma: 2}, MaxGradNorm: 1, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pro, err := proprio.NewTrainer(m.Proprio.Config(), m.Proprio.Norm(), proprio.TrainConfig{LR: 1e-3, BatchSize: 4, MaxGradNorm: 1, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.ObsTrainer, m.RewTrainer, m.ProprioTrainer = obs, rew, pro
+	m.Obs, m.Rew, m.Proprio = obs.Net, rew.Model, pro.Model
+	return m
+}
+
+// TestPixelOnlineFits trains the pixel world model online: M_obs and the proprio head two
+// steps every update, M_rew two every second update. Every update reports M_obs's
+// validation loss on its real steps (finite, positive); the fits move the models and are
+// counted; two updates, a snapshot (which carries the trainers) and two more, restored onto
+// a freshly loaded pretrained model, end where four straight updates do, world model
+// included; and an engine given models without trainers says what it needs.
+func TestPixelOnlineFits(t *testing.T) {
+	ctx := context.Background()
+	cfg := pixelWMConfig()
+	cfg.PixelWM.ObsEvery, cfg.PixelWM.RewEvery = 1, 2
+	cfg.PixelWM.ObsFitSteps, cfg.PixelWM.ProprioFitSteps, cfg.PixelWM.RewFitSteps = 2, 2, 2
+	start := func(snap *Snapshot) *Engine {
+		t.Helper()
+		e, err := New(cfg, snap, walkFactory)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.SetPixelWorldModel(tinyPixelTrainers(t, 3)); err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	before := slices.Clone(tinyPixelTrainers(t, 3).Obs.Params())
+	a := start(nil)
+	var reports []UpdateReport
+	st, err := a.Run(ctx, 2, func(r UpdateReport) { reports = append(reports, r) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range reports {
+		if !(r.WMValLoss > 0) || math.IsInf(r.WMValLoss, 0) {
+			t.Errorf("update %d: validation loss %v, want a finite positive ratio to copying the last frame", r.Update, r.WMValLoss)
+		}
+	}
+	if a.pix.obsFits != 2 || a.pix.rewFits != 1 || a.pix.model.ObsTrainer.Steps != 4 || a.pix.model.RewTrainer.Steps != 2 || a.pix.model.ProprioTrainer.Steps != 4 {
+		t.Errorf("fits %d/%d, trainer steps %d/%d/%d; want 2 M_obs fits and 1 M_rew fit, 4/2/4 steps",
+			a.pix.obsFits, a.pix.rewFits, a.pix.model.ObsTrainer.Steps, a.pix.model.RewTrainer.Steps, a.pix.model.ProprioTrainer.Steps)
+	}
+	if slices.Equal(before, a.pix.model.Obs.Params()) {
+		t.Error("M_obs's parameters did not move in its online fits")
+	}
+	snap, err := a.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.PixelWM == nil || snap.PixelWM.ObsFits != 2 || len(snap.PixelWM.Obs) == 0 {
+		t.Fatalf("snapshot's pixel world model state %+v, want the trainers after 2 fits", snap.PixelWM)
+	}
+	if st.WMValUpdates != 2 || !(st.WMValLoss > 0) {
+		t.Errorf("segment: %d validated updates, mean loss %v; want 2 and positive", st.WMValUpdates, st.WMValLoss)
+	}
+	b, c := resumeMatchesStraight(t, start, snap)
+	sb, _ := b.pix.state()
+	sc, _ := c.pix.state()
+	if !slices.Equal(sb.Obs, sc.Obs) || !slices.Equal(sb.Rew, sc.Rew) || !slices.Equal(sb.Proprio, sc.Proprio) || sb.ObsFits != 4 {
+		t.Errorf("the world model after a snapshot differs from the straight run's (%d fits)", sb.ObsFits)
+	}
+
+	bare, err := New(cfg, nil, walkFactory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bare.SetPixelWorldModel(tinyPixelWM(3)); err == nil || !strings.Contains(err.Error(), "trainers") {
+		t.Errorf("models without trainers for online fits: %v", err)
+	}
+}
+
+// TestPixelRealData checks the online data cut from two hand-made chunks of six steps
+// (history 2): the transitions from step 1 on with a frame after them (4 in a chunk
+// without its terminal frame, 5 with it), each with the executed action and the frame and
+// proprioception that followed; one labelled frame per step, plus the terminal frame as
+// an end frame with the episode's success.
+func TestPixelRealData(t *testing.T) {
+	e := start(t, pixelWMConfig())
+	chunks := walkChunks(t, e)
+	last := &colourWalk{t: walkSteps}
+	chunks[1].TerminalFrame, chunks[1].TerminalObs, chunks[1].Success = last.Frame(nil), []float64{0.5, 0.6}, true
+	d := e.pix.realData(e.tr.model(), chunks, e.shape, e.frameBytes)
+	if len(d.obs) != 4+5 || len(d.prop) != 9 || len(d.rew) != 6+6+1 {
+		t.Fatalf("%d / %d transitions and %d frames, want 9 / 9 and 13", len(d.obs), len(d.prop), len(d.rew))
+	}
+	env := make([]float64, walkSteps*e.shape.Env)
+	e.tr.model().EnvActions(kernels.Actions{Tokens: chunks[0].Actions}, walkSteps, env)
+	s := d.obs[0]
+	if !slices.Equal(s.Action, env[e.shape.Env:e.shape.Env+1]) || s.Next[0][3*2] != 255 || s.Past[1][0][3*1] != 255 || s.Past[0][0][0] != 255 {
+		t.Errorf("first transition: action %v (want step 1's %v), markers past %v/%v next %v", s.Action, env[e.shape.Env:e.shape.Env+1], s.Past[0][0][0], s.Past[1][0][3], s.Next[0][6])
+	}
+	end := d.rew[len(d.rew)-1]
+	if !end.End || !end.Success || end.Frames[0][3*walkSteps] != 255 || d.rew[0].End || d.rew[0].Success {
+		t.Errorf("labels: terminal %+v/%+v, first %+v/%+v", end.End, end.Success, d.rew[0].End, d.rew[0].Success)
+	}
+	if p := d.prop[len(d.prop)-1]; !slices.Equal(p.Next, []float64{0.5, 0.6}) {
+		t.Errorf("the last proprio transition ends in %v, want the terminal observation's 0.5 0.6", p.Next)
+	}
+}
+
+// start is an engine of cfg holding tinyPixelWM.
+func start(t *testing.T, cfg Config) *Engine {
+	t.Helper()
+	e, err := New(cfg, nil, walkFactory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.SetPixelWorldModel(tinyPixelWM(3)); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// resumeMatchesStraight runs 2 updates from snap (taken after 2) and 4 from scratch, with
+// engines from start, checks that the policies agree, and returns both engines.
+func resumeMatchesStraight(t *testing.T, start func(*Snapshot) *Engine, snap *Snapshot) (resumed, straight *Engine) {
+	t.Helper()
+	ctx := context.Background()
+	resumed, straight = start(snap), start(nil)
+	if _, err := resumed.Run(ctx, 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := straight.Run(ctx, 4, nil); err != nil {
+		t.Fatal(err)
+	}
+	if resumed.ParamsSHA256() != straight.ParamsSHA256() {
+		t.Error("2 updates, a snapshot and 2 more differ from 4 straight updates")
+	}
+	return resumed, straight
 }

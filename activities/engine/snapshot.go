@@ -72,6 +72,9 @@ type Snapshot struct {
 	// PixelImagined its imagined steps so far, with Config.PixelWM.
 	PixelWMRNG    []byte `json:"pixel_wm_rng,omitempty"`
 	PixelImagined int64  `json:"pixel_imagined,omitempty"`
+	// PixelWM is the pixel world model's trained state when it trains online
+	// (PixelWMSettings' fit steps); nil otherwise, the pretrained model being where it is.
+	PixelWM *PixelWMState `json:"pixel_wm,omitempty"`
 }
 
 // AdamState is the serialisable state of kernels.Adam.
@@ -156,6 +159,9 @@ func (e *Engine) Snapshot() (*Snapshot, error) {
 			return nil, fmt.Errorf("snapshot engine: pixel world model rng: %w", err)
 		}
 		snap.PixelImagined = e.pix.imagined
+		if snap.PixelWM, err = e.pix.state(); err != nil {
+			return nil, fmt.Errorf("snapshot engine: %w", err)
+		}
 	}
 	e.ro.mu.Lock()
 	snap.PendingEpisodes = slices.Clone(e.ro.finished)
@@ -273,6 +279,12 @@ func (e *Engine) restore(snap *Snapshot) error {
 			return fmt.Errorf("restore snapshot: pixel world model rng: %w", err)
 		}
 		e.pix.imagined = snap.PixelImagined
+		if e.pix.set.online() {
+			// SetPixelWorldModel adopts it in place of the pretrained model. A snapshot of
+			// a run that did not train online yet (none fitted) has none: it starts from the
+			// pretrained one.
+			e.pix.pending = snap.PixelWM
+		}
 	}
 	e.replay.restore(cloneChunks(snap.Replay), snap.ReplayDrops)
 	e.replay.SetVersion(snap.PolicyVersion)

@@ -84,26 +84,6 @@ func RewardExamples(eps []Episode) []reward.Example {
 	return out
 }
 
-// FrameMSE is the mean squared difference of two frames in the models'
-// [−1, 1] pixel units.
-func FrameMSE(a, b edm.Frame) float64 {
-	s := 0.0
-	for i := range a {
-		d := (float64(a[i]) - float64(b[i])) / 127.5
-		s += d * d
-	}
-	return s / float64(len(a))
-}
-
-// stepMSE is FrameMSE averaged over the cameras of one step.
-func stepMSE(a, b []edm.Frame) float64 {
-	s := 0.0
-	for c := range a {
-		s += FrameMSE(a[c], b[c])
-	}
-	return s / float64(len(a))
-}
-
 // Strided returns the episodes as a policy that executes stride actions per step sees
 // them: frames (with their state and proprioception) every stride steps, each step's action
 // the stride actions between them concatenated, its reward their sum, and Success/End as of

@@ -49,8 +49,8 @@ func EvaluateImagination(net *edm.Net[float32], e edm.EDM, held []Episode, start
 		}
 		imag := net.Imagine(e, ep.Frames[t-cfg.History+1:t+1], ep.Actions[t:t+horizon], rng)
 		for h := range horizon {
-			ev.MSE[h] += stepMSE(imag[h], ep.Frames[t+1+h])
-			ev.CopyLastMSE[h] += stepMSE(ep.Frames[t], ep.Frames[t+1+h])
+			ev.MSE[h] += edm.StepMSE(imag[h], ep.Frames[t+1+h])
+			ev.CopyLastMSE[h] += edm.StepMSE(ep.Frames[t], ep.Frames[t+1+h])
 		}
 		if ev.Rollouts == 0 {
 			strip.Real, strip.Imagined = make([][]edm.Frame, cfg.Cameras), make([][]edm.Frame, cfg.Cameras)

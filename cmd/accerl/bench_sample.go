@@ -133,6 +133,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	hold := fs.Int("hold", 1, "consecutive evaluations that must all reach --target; the arm's steps are those of the first of them")
 	greedy := fs.Bool("greedy", false, "evaluate the policy's most likely action instead of sampling it as in training (tabletop default true)")
 	obsSteps := fs.Int("obs-steps", 0, "with --env tabletop: M_obs pretraining steps of the pixel world model (0: the pixels block's default)")
+	fitSteps := fs.Int("wm-fit-steps", 8, "with --env tabletop: M_obs's online Adam steps on every update's real steps (the proprio head takes 6× as many; 0 keeps the pretrained pixel world model fixed)")
 	cacheDir := fs.String("bc-cache", "", "with --env tabletop: keep the behaviour-cloned policies in this directory, shared with 'accerl bench learn --bc-cache' (tabletop-SUITE-vla entries); without it the two arms of a seed still share one clone")
 	jsonOut := fs.String("json", "", "also write the results to this JSON file")
 	plotOut := fs.String("plot", "", "also draw both arms' evaluation curves (return against online steps, every seed) to this PNG file")
@@ -140,12 +141,12 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	tabletopArms := *envKind == specs.EnvTabletop
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if tabletopArms {
 		if tabletop.TaskCount(*suite) == 0 {
 			return fmt.Errorf("--suite %q: choose one of %s", *suite, strings.Join(tabletop.Suites(), ", "))
 		}
-		set := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		for name, v := range map[string]func(){
 			"target": func() { *target = 0.9 }, "steps": func() { *budget = 16384 }, "offline": func() { *offline = 200 },
 			"imagination-ratio": func() { *ratio = 0.5 }, "eval-episodes": func() { *evalEps = 100 },
@@ -161,11 +162,14 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if !(*ratio > 0 && *ratio < 1) {
 			return fmt.Errorf("--imagination-ratio %g: give a share in (0, 1)", *ratio)
 		}
-	} else if *obsSteps != 0 || *cacheDir != "" {
-		return fmt.Errorf("--obs-steps and --bc-cache are for --env tabletop (the pixel world model and the cloned VLA)")
+	} else if *obsSteps != 0 || *cacheDir != "" || set["wm-fit-steps"] {
+		return fmt.Errorf("--obs-steps, --wm-fit-steps and --bc-cache are for --env tabletop (the pixel world model and the cloned VLA)")
 	}
 	if *obsSteps < 0 {
 		return fmt.Errorf("--obs-steps %d: give a positive number of M_obs steps, or 0 for the default", *obsSteps)
+	}
+	if *fitSteps < 0 {
+		return fmt.Errorf("--wm-fit-steps %d: give a positive number of online M_obs steps, or 0 to keep the pretrained model fixed", *fitSteps)
 	}
 	var cache *bcCache
 	if tabletopArms {
@@ -225,7 +229,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		switch {
 		case tabletopArms:
 			base = sampleTabletopConfig(*suite, *budget)
-			wmCfg = sampleTabletopWM(base, *offline, *ratio, *obsSteps)
+			wmCfg = sampleTabletopWM(base, *offline, *ratio, *obsSteps, *fitSteps)
 		case *envKind == specs.EnvPendulum || *envKind == specs.EnvMountainCarContinuous:
 			// Continuous torque: the tokens head of `bench learn pendulum-tokens-ppo`.
 			base = tokensPendulum(specs.AlgorithmPPO)()
@@ -365,17 +369,24 @@ func sampleTabletopConfig(suite string, budget int64) specs.Config {
 // sampleTabletopWM is base with the pixel world model on: offline episodes of the
 // scripted expert with execution noise, M_obs over 4 context frames (as DIAMOND) with the
 // pixels block's defaults (obsSteps > 0 sets its pretraining steps), and a share ratio of
-// every update's batch imagined from the round's real frames with the current VLA. The
-// pixel world model is pretrained once and then fixed (it has no online updates yet).
-func sampleTabletopWM(base specs.Config, offline int, ratio float64, obsSteps int) specs.Config {
+// every update's batch imagined from the round's real frames with the current VLA. M_obs
+// (fitSteps Adam steps) and the proprio head (6× as many: they take milliseconds) are fitted
+// online on every update's real steps before it imagines; M_rew stays as pretrained (a
+// real rollout has one success frame per successful episode, the offline episodes linger
+// on theirs). The horizon rises from 5 at M_obs's one-step error equal to copying the
+// last frame's (loss 1) to 50 at half of it.
+func sampleTabletopWM(base specs.Config, offline int, ratio float64, obsSteps, fitSteps int) specs.Config {
 	c := base
 	w := &c.WorldModel
 	w.Enabled, w.OfflineTrajectories, w.Behaviour, w.History = true, offline, specs.WorldModelBehaviourExpertNoisy, 4
 	w.ImaginationRatio, w.RewLearningRate = ratio, 3e-3 // M_rew at bench pixel-wm's rate
+	w.ObsEvery, w.RewEvery = 1, 1
+	w.Horizon = specs.Horizon{Start: 5, End: 50, LossHigh: 1, LossLow: 0.5}
 	px := specs.DefaultPixelWorldModel()
 	if obsSteps > 0 {
 		px.ObsSteps = obsSteps
 	}
+	px.ObsFitSteps, px.ProprioFitSteps = fitSteps, 6*fitSteps
 	w.Pixels = &px
 	return c
 }

@@ -81,7 +81,7 @@ func TestSampleTabletopArmsShareTheClone(t *testing.T) {
 	base.Pretrain.DemosPerTask, base.Pretrain.Epochs = 4, 2
 	base.Algorithm.BatchSteps, base.Algorithm.Epochs, base.Algorithm.Minibatches = 256, 1, 2
 	base.Pipeline.Workers, base.Pipeline.EnvsPerWorker, base.Pipeline.ChunkSteps = 2, 2, 64
-	wm := sampleTabletopWM(base, 10, 0.5, 10)
+	wm := sampleTabletopWM(base, 10, 0.5, 10, 1)
 	px := *wm.WorldModel.Pixels
 	px.RewSteps, px.ProprioSteps = 50, 50
 	wm.WorldModel.Pixels, wm.WorldModel.History = &px, 2
@@ -128,8 +128,10 @@ func TestSampleTabletopFlags(t *testing.T) {
 		{[]string{"--env", "tabletop", "--suite", "kitchen"}, `--suite "kitchen": choose one of goal, long, object, spatial`},
 		{[]string{"--env", "tabletop", "--offline", "5"}, "--offline 5: the pixel world model holds out one episode in ten"},
 		{[]string{"--env", "tabletop", "--imagination-ratio", "1"}, "--imagination-ratio 1: give a share in (0, 1)"},
-		{[]string{"--obs-steps", "10"}, "--obs-steps and --bc-cache are for --env tabletop"},
+		{[]string{"--obs-steps", "10"}, "--obs-steps, --wm-fit-steps and --bc-cache are for --env tabletop"},
+		{[]string{"--wm-fit-steps", "4"}, "--obs-steps, --wm-fit-steps and --bc-cache are for --env tabletop"},
 		{[]string{"--env", "tabletop", "--obs-steps", "-1"}, "--obs-steps -1: give a positive number"},
+		{[]string{"--env", "tabletop", "--wm-fit-steps", "-2"}, "--wm-fit-steps -2: give a positive number"},
 	} {
 		err := benchSample(context.Background(), tc.args, io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -172,10 +172,21 @@ func crashSpec(c crashCase) string {
     behaviour            = "expert_noisy"
     history              = 2
     imagination_ratio    = 0.5
+    obs_every            = 1 # online fits of the pixel models every update (M_rew every second)
+    rew_every            = 2
+    horizon {
+      start     = 2
+      end       = 6
+      loss_high = 2 # M_obs's one-step error over copy-last's on each update's real steps
+      loss_low  = 0.2
+    }
     pixels {
-      obs_steps     = 30
-      rew_steps     = 260
-      proprio_steps = 1010
+      obs_steps         = 30
+      rew_steps         = 260
+      proprio_steps     = 1010
+      obs_fit_steps     = 2
+      proprio_fit_steps = 4
+      rew_fit_steps     = 4
     }
   }`
 	}
@@ -328,10 +339,12 @@ func TestCrashResume(t *testing.T) {
 		// The micro-VLA over the frames, cloned by cross-entropy, then token-level PPO: the
 		// same two kills, in its BC epochs and in its RL segments.
 		{name: "vla", mode: "sync", budget: 4096, tabletop: true, vla: true, hooks: []string{"epoch-", "seg-000002"}},
-		// The pixel world model and a VLA trained half on imagined frames: the first process
-		// dies while pretraining saves M_obs's first checkpoint, the second while imagined
-		// training saves segment 2; the resumed pretraining must end in the uninterrupted
-		// one's weights and scores, and the training in its parameters and horizons.
+		// The pixel world model and a VLA trained half on imagined frames, the world model
+		// fitted online on every update's real steps: the first process dies while
+		// pretraining saves M_obs's first checkpoint, the second while imagined training saves
+		// segment 2; the resumed pretraining must end in the uninterrupted one's weights and
+		// scores, and the training in its parameters and horizons (which follow M_obs's
+		// online validation loss).
 		{name: "pixelwm", mode: "sync", budget: 4096, tabletop: true, pixelWM: true, hooks: []string{"step-000000025", "seg-000002"}},
 	} {
 		t.Run(c.name, func(t *testing.T) { testCrashResume(t, c) })
@@ -476,6 +489,17 @@ func testCrashResume(t *testing.T, c crashCase) {
 		}
 	}
 	if c.pixelWM {
+		// The online fits ran: every update measured M_obs on its real steps, and the
+		// horizon schedule followed that loss up from its start.
+		for i, r := range got.metrics {
+			if math.IsNaN(r.WMValLoss) || !(r.WMValLoss > 0) {
+				t.Errorf("update %d: world-model validation loss %v, want M_obs's measured ratio", i+1, r.WMValLoss)
+				break
+			}
+		}
+		if h := got.metrics[len(got.metrics)-1].Horizon; !(h > 2) {
+			t.Errorf("the horizon ended at %v, want it above its start of 2 (loss_high 2)", h)
+		}
 		// Pretraining resumed to the same weights, curves and scores.
 		for _, rel := range []string{runstore.PixelWorldModelFile, "worldmodel/pretrain/step-000001300/obs.bin", "worldmodel/pretrain/step-000001300/rew.bin"} {
 			a, errA := os.ReadFile(filepath.Join(refDir, "out", "base", "seed-3", rel))

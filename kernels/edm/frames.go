@@ -126,3 +126,23 @@ func (m *Net[F]) Step(e EDM, past [][][]Frame, actions [][]float64, rng *rand.Ra
 	}
 	return out
 }
+
+// FrameMSE is the mean squared difference of two frames in the models' [−1, 1] pixel
+// units.
+func FrameMSE(a, b Frame) float64 {
+	s := 0.0
+	for i := range a {
+		d := (float64(a[i]) - float64(b[i])) / 127.5
+		s += d * d
+	}
+	return s / float64(len(a))
+}
+
+// StepMSE is FrameMSE averaged over the cameras of one step (a frame per camera).
+func StepMSE(a, b []Frame) float64 {
+	s := 0.0
+	for c := range a {
+		s += FrameMSE(a[c], b[c])
+	}
+	return s / float64(len(a))
+}

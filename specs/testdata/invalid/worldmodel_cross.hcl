@@ -63,6 +63,21 @@ experiment "wm_cross" {
     }
   }
 
+  # Online fits run during imagined training only.
+  ablation "pixel_wm_fits_idle" {
+    env "tabletop" {
+      pixels = true
+    }
+    policy { action = "tokens" }
+    world_model {
+      enabled           = true
+      imagination_ratio = 0
+      pixels {                         # ERROR: Online fits without imagined training
+        obs_fit_steps = 4
+      }
+    }
+  }
+
   # Only the pixel world model's collector has the scripted expert.
   ablation "state_wm_expert" {
     world_model {
