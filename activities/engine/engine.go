@@ -312,7 +312,7 @@ func (e *Engine) trainSync(ctx context.Context, updates int, seg *segment, onUpd
 			if err := e.pix.online(e.tr.model(), chunks, e.shape, e.frameBytes, e.tr.updates+1); err != nil {
 				return fmt.Errorf("update %d: %w", e.tr.updates+1, err)
 			}
-			if img, err = e.pix.imagine(e.tr.model(), chunks, e.shape, e.tr.version, imgQuota(e.pix.set.ImaginationRatio, e.cfg.BatchSteps), e.frameBytes); err != nil {
+			if img, err = e.pix.imagine(ctx, e.tr.model(), chunks, e.shape, e.tr.version, imgQuota(e.pix.set.ImaginationRatio, e.cfg.BatchSteps), e.frameBytes); err != nil {
 				return fmt.Errorf("update %d: %w", e.tr.updates+1, err)
 			}
 		}

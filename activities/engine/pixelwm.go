@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -214,7 +215,7 @@ func (r *pixelRow) obs() []float64 {
 // have History−1 steps before them in their chunk, with the trainer's network net (which
 // reads frames) at policy version version, until they hold quota steps (see the rounds
 // below), cutting the last. It returns nil when no chunk is long enough.
-func (p *pixelImaginer) imagine(net kernels.Network, chunks []*Chunk, shape ActionShape, version int64, quota, frameBytes int) ([]*Chunk, error) {
+func (p *pixelImaginer) imagine(ctx context.Context, net kernels.Network, chunks []*Chunk, shape ActionShape, version int64, quota, frameBytes int) ([]*Chunk, error) {
 	if p.model == nil {
 		return nil, errors.New("pixel world model: none loaded (Engine.SetPixelWorldModel)")
 	}
@@ -257,7 +258,7 @@ func (p *pixelImaginer) imagine(net kernels.Network, chunks []*Chunk, shape Acti
 			s := starts[p.rng.IntN(len(starts))]
 			batch[i] = p.startRow(s.c, s.t, obsDim, frameBytes, int64(len(rows)+i))
 		}
-		if err := p.roll(fnet, batch, shape, version, obsDim); err != nil {
+		if err := p.roll(ctx, fnet, batch, shape, version, obsDim); err != nil {
 			return nil, err
 		}
 		for _, r := range batch {
@@ -329,8 +330,9 @@ func (p *pixelImaginer) startRow(c *Chunk, t, obsDim, frameBytes int, seq int64)
 }
 
 // roll runs rows for up to Horizon imagined steps each, recording them in the rows'
-// chunks.
-func (p *pixelImaginer) roll(fnet kernels.FrameNetwork, rows []*pixelRow, shape ActionShape, version int64, obsDim int) error {
+// chunks. It stops with ctx's error between steps (an imagined update takes minutes on a
+// CPU; a cancelled segment must not wait for it).
+func (p *pixelImaginer) roll(ctx context.Context, fnet kernels.FrameNetwork, rows []*pixelRow, shape ActionShape, version int64, obsDim int) error {
 	m := p.model
 	oc := m.Obs.Config()
 	k := oc.History
@@ -350,6 +352,9 @@ func (p *pixelImaginer) roll(fnet kernels.FrameNetwork, rows []*pixelRow, shape 
 	}
 	ad := oc.ActionDim
 	for range H {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		var live []*pixelRow
 		for _, r := range rows {
 			if !r.done {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -114,7 +115,7 @@ func TestPixelImagination(t *testing.T) {
 	// The imagined chunks themselves, from real chunks of a fresh engine.
 	d := start(nil)
 	chunks := walkChunks(t, d)
-	img, err := d.pix.imagine(d.tr.model(), chunks, d.shape, 0, 20, d.frameBytes)
+	img, err := d.pix.imagine(ctx, d.tr.model(), chunks, d.shape, 0, 20, d.frameBytes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,6 +138,12 @@ func TestPixelImagination(t *testing.T) {
 	}
 	if steps != 20 {
 		t.Errorf("%d imagined steps, want the quota of 20", steps)
+	}
+	// A cancelled segment does not wait for the imagination to finish.
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := d.pix.imagine(cancelled, d.tr.model(), chunks, d.shape, 0, 20, d.frameBytes); !errors.Is(err, context.Canceled) {
+		t.Errorf("imagination under a cancelled context: %v, want context.Canceled", err)
 	}
 
 	// A model that advances two actions at a time cannot imagine a step that executes one.
