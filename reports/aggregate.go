@@ -69,6 +69,7 @@ func computeResults(e *experimentData, opts Options) (Results, stepTargets) {
 			ParamsSHA256: r.ParamsSHA256,
 		}
 		rr.FinalSuccess, rr.PretrainSuccess, rr.PretrainLoss = runstore.JSONFloat(math.NaN()), runstore.JSONFloat(math.NaN()), runstore.JSONFloat(math.NaN())
+		rr.FinalSampledSuccess, rr.PretrainSampledSuccess = runstore.JSONFloat(lastSampledSuccess(r.Metrics)), runstore.JSONFloat(math.NaN())
 		if r.Summary != nil {
 			rr.Error, rr.Warnings = r.Summary.Error, r.Summary.Warnings
 			if r.Summary.HasEvalSuccess {
@@ -78,6 +79,9 @@ func computeResults(e *experimentData, opts Options) (Results, stepTargets) {
 		if p := r.Pretrain; p != nil {
 			if p.HasSuccess {
 				rr.PretrainSuccess = runstore.JSONFloat(p.Success)
+			}
+			if p.HasSampledSuccess {
+				rr.PretrainSampledSuccess = runstore.JSONFloat(p.SampledSuccess)
 			}
 			if n := len(p.EpochLoss); n > 0 {
 				rr.PretrainLoss = runstore.JSONFloat(p.EpochLoss[n-1])
@@ -182,4 +186,15 @@ func oneTask(v []float64) [][]float64 {
 // a link target in Markdown and HTML.
 func manifestLink(arm string, seed uint64) string {
 	return path.Join(url.PathEscape(arm), "seed-"+strconv.FormatUint(seed, 10), runstore.RunFile)
+}
+
+// lastSampledSuccess is the success rate of the latest evaluation that also played its
+// episodes sampling the actions (eval_sampled_success), NaN when none did.
+func lastSampledSuccess(rows []runstore.MetricsRow) float64 {
+	for i := len(rows) - 1; i >= 0; i-- {
+		if v := rows[i].EvalSampledSuccess; !math.IsNaN(v) {
+			return v
+		}
+	}
+	return math.NaN()
 }

@@ -16,6 +16,14 @@ func buildPretrainView(e *experimentData, res Results) *targetsView {
 		byRun[fmt.Sprintf("%s/%d", r.Arm, r.Seed)] = r
 	}
 	t := tableView{Header: []string{"Run", "Demos", "Demo steps", "Epochs", "BC loss (first → last)", "BC success", "Final success", "Change"}}
+	// Sampled columns when any run played its evaluations sampling the actions too.
+	sampled := false
+	for _, r := range res.Runs {
+		sampled = sampled || !math.IsNaN(float64(r.PretrainSampledSuccess)) || !math.IsNaN(float64(r.FinalSampledSuccess))
+	}
+	if sampled {
+		t.Header = append(t.Header, "BC sampled", "Final sampled", "Change (sampled)")
+	}
 	for _, r := range e.Runs {
 		p := r.Pretrain
 		if p == nil {
@@ -30,11 +38,7 @@ func buildPretrainView(e *experimentData, res Results) *targetsView {
 		if p.HasSuccess {
 			before = p.Success
 		}
-		change := "—"
-		if !math.IsNaN(before) && !math.IsNaN(after) {
-			change = fmt.Sprintf("%+.1f pp", 100*(after-before))
-		}
-		t.Rows = append(t.Rows, []cell{
+		row := []cell{
 			{Text: fmt.Sprintf("%s/seed-%d", r.Arm, r.Seed)},
 			{Text: fmt.Sprint(p.Demos), Num: true},
 			{Text: fmt.Sprint(p.DemoSteps), Num: true},
@@ -42,8 +46,13 @@ func buildPretrainView(e *experimentData, res Results) *targetsView {
 			{Text: loss, Num: true},
 			{Text: fmtRate(before, p.EvalEpisodes), Num: true},
 			{Text: fmtRate(after, 0), Num: true},
-			{Text: change, Num: true},
-		})
+			{Text: fmtChange(before, after), Num: true},
+		}
+		if sampled {
+			sb, sa := float64(rr.PretrainSampledSuccess), float64(rr.FinalSampledSuccess)
+			row = append(row, cell{Text: fmtRate(sb, 0), Num: true}, cell{Text: fmtRate(sa, 0), Num: true}, cell{Text: fmtChange(sb, sa), Num: true})
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	if len(t.Rows) == 0 {
 		return nil
@@ -53,7 +62,19 @@ func buildPretrainView(e *experimentData, res Results) *targetsView {
 		"BC loss is the training loss of the first and last epoch (the mean squared error per action value for a state policy, the cross-entropy in nats per action token for a VLA); BC success is the cloned policy's success rate before any RL, measured like the evaluations (the evaluation block's episodes from the suite's fixed initial states); final success is the latest evaluation's.",
 		"The demonstrations' expert steps are not counted in env steps.",
 	}
+	if sampled {
+		intro = append(intro, "The sampled columns play the same episodes drawing the actions as in training (the evaluation block's sampled = true) instead of taking the most likely ones.")
+	}
 	return &targetsView{Heading: "Behaviour cloning, then RL", Intro: strings.Join(intro, " "), Table: t}
+}
+
+// fmtChange writes the change from before to after in percentage points (— when either is
+// unknown).
+func fmtChange(before, after float64) string {
+	if math.IsNaN(before) || math.IsNaN(after) {
+		return "—"
+	}
+	return fmt.Sprintf("%+.1f pp", 100*(after-before))
 }
 
 // fmtRate writes a success rate as a percentage (— when unknown), with the episode count

@@ -64,6 +64,12 @@ type RunResult struct {
 	FinalSuccess    runstore.JSONFloat `json:"final_success"`
 	PretrainSuccess runstore.JSONFloat `json:"pretrain_success"`
 	PretrainLoss    runstore.JSONFloat `json:"pretrain_loss"`
+	// FinalSampledSuccess and PretrainSampledSuccess are the same two success rates with
+	// the actions sampled as in training instead of the most likely ones (the evaluation
+	// block's sampled = true): of the latest evaluation that played them, and of the cloned
+	// policy. Null when not played.
+	FinalSampledSuccess    runstore.JSONFloat `json:"final_sampled_success"`
+	PretrainSampledSuccess runstore.JSONFloat `json:"pretrain_sampled_success"`
 }
 
 // EvaluationInfo summarises the evaluation episodes of an experiment:
