@@ -314,15 +314,13 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *temperature < 0 || *temperature > 10 {
 		return fmt.Errorf("--temperature %g: give a sampling temperature greater than 0 and at most 10 (0 keeps each check's)", *temperature)
 	}
-	switch *greedy {
-	case "", specs.GreedyArgmax, specs.GreedyMean:
-	default:
-		return fmt.Errorf("--greedy %q: give %s or %s (or leave it out to keep each check's)", *greedy, specs.GreedyArgmax, specs.GreedyMean)
+	greedyName, err := enumOverride("greedy", *greedy, specs.GreedyArgmax, specs.GreedyMean)
+	if err != nil {
+		return err
 	}
-	switch *advEstimator {
-	case "", specs.AdvEstimatorGAE, specs.AdvEstimatorGRPO:
-	default:
-		return fmt.Errorf("--adv-estimator %q: give %s or %s (or leave it out to keep each check's)", *advEstimator, specs.AdvEstimatorGAE, specs.AdvEstimatorGRPO)
+	advName, err := enumOverride("adv-estimator", *advEstimator, specs.AdvEstimatorGAE, specs.AdvEstimatorGRPO)
+	if err != nil {
+		return err
 	}
 	if *criticWarmup < 0 || *rlLR < 0 || *batchSteps < 0 {
 		return fmt.Errorf("--critic-warmup %d, --learning-rate %g, --batch-steps %d: none of them may be negative (0 keeps each check's)", *criticWarmup, *rlLR, *batchSteps)
@@ -360,11 +358,8 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			if eoSet {
 				v.ExecutedOnly = *executedOnly
 			}
-			switch *greedy {
-			case specs.GreedyArgmax:
-				v.Greedy = ""
-			case specs.GreedyMean:
-				v.Greedy = specs.GreedyMean
+			if greedyName != nil {
+				v.Greedy = *greedyName
 			}
 			cfg.Policy.VLA = &v
 		}
@@ -372,11 +367,8 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		a.CriticWarmup = max(a.CriticWarmup, *criticWarmup)
 		a.SkipRewardless = a.SkipRewardless || *skipRewardless
 		a.PositiveAdvantages = a.PositiveAdvantages || *positiveAdv
-		switch *advEstimator {
-		case specs.AdvEstimatorGAE:
-			a.AdvEstimator = ""
-		case specs.AdvEstimatorGRPO:
-			a.AdvEstimator = specs.AdvEstimatorGRPO
+		if advName != nil {
+			a.AdvEstimator = *advName
 		}
 		if *rlLR > 0 {
 			a.LearningRate = *rlLR
@@ -566,3 +558,19 @@ func passWord(ok bool) string {
 }
 
 func ceilDiv64(a, b int64) int64 { return (a + b - 1) / b }
+
+// enumOverride checks the value of the flag --name, which overrides a spec field whose
+// default is def (stored as "", so that specs without it keep their hash) and whose other
+// choice is other. It returns nil when the flag was left out (keep each check's), else the
+// field's stored value.
+func enumOverride(name, val, def, other string) (*string, error) {
+	switch val {
+	case "":
+		return nil, nil
+	case def:
+		return new(""), nil
+	case other:
+		return &val, nil
+	}
+	return nil, fmt.Errorf("--%s %q: give %s or %s (or leave it out to keep each check's)", name, val, def, other)
+}

@@ -114,3 +114,21 @@ func TestBenchLearnRLFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestEnumOverride checks the mapping of an overriding flag onto its spec field: left out
+// keeps each check's (nil), the default name is stored as "" (as a spec without the field
+// holds it), the other choice as itself.
+func TestEnumOverride(t *testing.T) {
+	for _, tc := range []struct {
+		val  string
+		want *string
+	}{{"", nil}, {"gae", new("")}, {"grpo", new("grpo")}} {
+		got, err := enumOverride("adv-estimator", tc.val, "gae", "grpo")
+		if err != nil || (got == nil) != (tc.want == nil) || got != nil && *got != *tc.want {
+			t.Errorf("%q: %v, %v; want %v", tc.val, got, err, tc.want)
+		}
+	}
+	if _, err := enumOverride("greedy", "median", "argmax", "mean"); err == nil || !strings.Contains(err.Error(), `--greedy "median": give argmax or mean`) {
+		t.Errorf("an unknown name: %v", err)
+	}
+}
