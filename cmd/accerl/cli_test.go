@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	sdkworker "go.temporal.io/sdk/worker"
 )
 
 // runArgs runs one command line and returns its exit status (0 for success, 1 for a plain
@@ -174,5 +176,29 @@ func TestServerPortProblems(t *testing.T) {
 	status, _, stderr := runArgs(t, "server", "--state-dir", t.TempDir(), "--port", port, "--no-ui")
 	if status != 1 || !strings.Contains(stderr, "127.0.0.1:"+port+" is in use by another process") || !strings.Contains(stderr, "--port") {
 		t.Errorf("accerl server --port %s (taken): status %d, stderr %q; want 1, the port in use and --port", port, status, stderr)
+	}
+}
+
+// stuckWorker is a worker whose Stop blocks until release is closed.
+type stuckWorker struct {
+	sdkworker.Worker
+	release chan struct{}
+}
+
+func (w stuckWorker) Stop() { <-w.release }
+
+// TestCloseIsBounded checks that a command exits even when stopping its worker (or the
+// embedded server) hangs: close returns after stopTimeout.
+func TestCloseIsBounded(t *testing.T) {
+	defer func(d time.Duration) { stopTimeout = d }(stopTimeout)
+	stopTimeout = 50 * time.Millisecond
+	w := stuckWorker{release: make(chan struct{})}
+	defer close(w.release)
+	done := make(chan struct{})
+	go func() { (&conn{workers: []sdkworker.Worker{w}}).close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second): // 200× the bound: only a close that waits for Stop gets here
+		t.Fatal("close waited for a worker that does not stop")
 	}
 }
