@@ -47,7 +47,9 @@ type pixelReal struct {
 // data. A step's action is the first Obs.ActionDim values of the environment action the
 // tokens decode to (net.EnvActions): the actions the step executed, Stride = Execute of
 // them. The frame after a chunk's last step is its NextFrame (cut or truncated) or
-// TerminalFrame (terminated). M_rew's labels are the simulator's: a frame is a success
+// TerminalFrame (terminated); a step that ended its episode part way through its actions
+// keeps all Execute of them as its action, though the simulator ran fewer (one transition
+// per episode). M_rew's labels are the simulator's: a frame is a success
 // and an end frame only where its episode ended there (the pretraining's episodes also
 // linger on after the end, which real rollouts do not).
 func (p *pixelImaginer) realData(net kernels.Network, chunks []*Chunk, shape ActionShape, frameBytes int) pixelReal {
