@@ -61,6 +61,7 @@ func figureSpecs() []figureSpec {
 		{FigPolicyLag, "Policy lag: ratio and weight distributions", policyLagFigure},
 		{FigUtilization, "Utilisation timeline", utilizationFigure},
 		{FigWorldModel, "World model", worldModelFigure},
+		{FigPixelWorldModel, "Pixel world model: imagined error per step", pixelWorldModelFigure},
 	}
 }
 

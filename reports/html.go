@@ -56,7 +56,8 @@ td a { color: inherit; text-decoration: none; border-bottom: 1px dotted #999; }
 {{end}}{{with .PixelWM}}<h2>{{.Heading}}</h2>
 <p class="note">{{.Intro}}</p>
 {{template "table" .Table}}
-{{end}}{{if or .Figures .Skipped}}<h2>Figures</h2>
+{{range .Images}}<figure><img src="{{index . 1}}" alt="{{index . 0}}"><figcaption>{{index . 0}}</figcaption></figure>
+{{end}}{{end}}{{if or .Figures .Skipped}}<h2>Figures</h2>
 {{range .Figures}}<figure><img src="{{pngURI .}}" alt="{{.Title}}"><figcaption>{{.Caption}}</figcaption></figure>
 {{end}}{{if .Skipped}}<p>Not drawn, for lack of data:</p>
 <ul>{{range .Skipped}}<li>{{.Title}} (<code>{{.Name}}</code>): {{.Reason}}.</li>{{end}}</ul>{{end}}{{end}}

@@ -41,6 +41,9 @@ func writeMarkdown(w io.Writer, v *reportView) error {
 		if t != nil {
 			fmt.Fprintf(b, "\n## %s\n\n%s\n\n", mdEscape(t.Heading), mdEscape(t.Intro))
 			mdTable(b, t.Table.Header, t.Table.Rows)
+			for _, im := range t.Images {
+				fmt.Fprintf(b, "\n![%s](%s)\n", mdEscape(im[0]), im[1])
+			}
 		}
 	}
 

@@ -34,6 +34,10 @@ type pixelWMScores struct {
 	} `json:"scores"`
 }
 
+// maxStrips is how many runs' real-vs-imagined strips the report shows under the pixel
+// world-model table (the table links every run's).
+const maxStrips = 3
+
 // buildPixelWMView tabulates the runs' pretrained pixel world models: M_obs's imagined
 // error at the first and last scored step against copying the last real frame (the bar a
 // useful model clears), M_rew's success accuracy against the majority label's, and the
@@ -41,6 +45,7 @@ type pixelWMScores struct {
 func buildPixelWMView(e *experimentData) *targetsView {
 	t := tableView{Header: []string{"Run", "Episodes (train / held out)", "M_obs steps", "Imagined MSE, step 1 (copy last)",
 		"Imagined MSE, last step (copy last)", "M_rew success accuracy (majority)", "Precision / recall", "Strip"}}
+	var images [][2]string
 	for _, r := range e.Runs {
 		p := r.PixelWM
 		if p == nil || p.Scores == nil {
@@ -55,6 +60,9 @@ func buildPixelWMView(e *experimentData) *targetsView {
 		}
 		su := s.Reward.Success
 		strip := path.Join(r.Arm, fmt.Sprintf("seed-%d", r.Seed), runstore.PixelWorldModelStrip)
+		if len(images) < maxStrips {
+			images = append(images, [2]string{fmt.Sprintf("%s/seed-%d: real (upper) and imagined (lower) frames per camera", r.Arm, r.Seed), strip})
+		}
 		t.Rows = append(t.Rows, []cell{
 			{Text: fmt.Sprintf("%s/seed-%d", r.Arm, r.Seed)},
 			{Text: fmt.Sprintf("%d / %d", s.TrainEpisodes, s.HeldEpisodes), Num: true},
@@ -73,7 +81,7 @@ func buildPixelWMView(e *experimentData) *targetsView {
 		"Each run pretrained the pixel world model (the spec's world_model pixels block) on its offline episodes and scored it on one held-out episode in ten of every task.",
 		"Imagined MSE is M_obs's open-loop error ([−1, 1] pixel units, mean over cameras and rollouts) when it imagines frames from real context frames with the recorded actions; in brackets the error of copying the last real frame, which a useful model must beat.",
 		"M_rew's accuracy is at threshold ½ on every held-out frame; in brackets always answering the more frequent label.",
-		"The strip shows, per camera, real frames over imagined ones.",
+		"The strip shows, per camera, real frames over imagined ones (the first runs' strips below).",
 	}
-	return &targetsView{Heading: "Pixel world model", Intro: strings.Join(intro, " "), Table: t}
+	return &targetsView{Heading: "Pixel world model", Intro: strings.Join(intro, " "), Table: t, Images: images}
 }

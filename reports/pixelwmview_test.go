@@ -49,4 +49,17 @@ func TestPixelWMView(t *testing.T) {
 	if buildPixelWMView(&experimentData{Dir: dir}) != nil {
 		t.Error("a view without pixel world models")
 	}
+	if len(v.Images) != 1 || v.Images[0][1] != "base/seed-2/"+runstore.PixelWorldModelStrip {
+		t.Errorf("images under the table %v, want the run's strip", v.Images)
+	}
+
+	// The per-step figure: drawn for the run with scores, left out silently without any.
+	e := &experimentData{Name: "x", Dir: dir, Arms: []string{"base"}, Runs: []*runData{r}}
+	f, skipped, err := pixelWorldModelFigure(&figureInput{e: e})
+	if err != nil || f == nil || skipped != "" || len(f.PNG) == 0 || !strings.Contains(f.Caption, "copying the last real frame") {
+		t.Fatalf("figure %v, skipped %q, err %v", f, skipped, err)
+	}
+	if f, skipped, err := pixelWorldModelFigure(&figureInput{e: &experimentData{Name: "x", Arms: []string{"base"}}}); f != nil || skipped != "" || err != nil {
+		t.Errorf("without scores: figure %v, skipped %q, err %v; want it left out without a word", f, skipped, err)
+	}
 }

@@ -273,3 +273,26 @@ func (f *figure) save(expDir string) ([]string, error) {
 	}
 	return paths, nil
 }
+
+// pointsLine is a run's measured points in its arm's style: a solid line with a dot on each.
+func pointsLine(st armStyle, pts plotter.XYs) (*plotter.Line, *plotter.Scatter, error) {
+	l, sc, err := plotter.NewLinePoints(pts)
+	if err != nil {
+		return nil, nil, err
+	}
+	l.LineStyle = st.lineStyle(vg.Points(1.2))
+	sc.GlyphStyle = draw.GlyphStyle{Color: st.fill(0xD0), Radius: vg.Points(2), Shape: draw.CircleGlyph{}}
+	return l, sc, nil
+}
+
+// dashedLine is a companion of a run's points in its arm's colour, thinner and dashed (a
+// baseline, or the same measure taken another way).
+func dashedLine(st armStyle, pts plotter.XYs) (*plotter.Line, error) {
+	l, err := plotter.NewLine(pts)
+	if err != nil {
+		return nil, err
+	}
+	l.LineStyle = st.lineStyle(vg.Points(1))
+	l.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+	return l, nil
+}

@@ -6,8 +6,6 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 )
 
 // FigBehaviourCloning is the figure of the runs' behaviour-cloning warm starts.
@@ -57,12 +55,10 @@ func behaviourCloningFigure(in *figureInput) (*figure, string, error) {
 				}
 			}
 			if len(sampled) > 0 {
-				l, err := plotter.NewLine(sampled)
+				l, err := dashedLine(st, sampled)
 				if err != nil {
 					return nil, "", fmt.Errorf("plot %s: %w", FigBehaviourCloning, err)
 				}
-				l.LineStyle = st.lineStyle(vg.Points(1))
-				l.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
 				succ.Add(l)
 				succPts = append(succPts, sampled...)
 				anySampled = true
@@ -75,12 +71,10 @@ func behaviourCloningFigure(in *figureInput) (*figure, string, error) {
 				if len(set.pts) == 0 {
 					continue
 				}
-				l, sc, err := plotter.NewLinePoints(set.pts)
+				l, sc, err := pointsLine(st, set.pts)
 				if err != nil {
 					return nil, "", fmt.Errorf("plot %s: %w", FigBehaviourCloning, err)
 				}
-				l.LineStyle = st.lineStyle(vg.Points(1.2))
-				sc.GlyphStyle = draw.GlyphStyle{Color: st.fill(0xD0), Radius: vg.Points(2), Shape: draw.CircleGlyph{}}
 				set.p.Add(l, sc)
 				*set.all = append(*set.all, set.pts...)
 				thumb = l

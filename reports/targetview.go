@@ -10,6 +10,8 @@ type targetsView struct {
 	Heading string
 	Intro   string
 	Table   tableView
+	// Images are shown under the table: [alt text, path relative to the report].
+	Images [][2]string
 }
 
 // buildTargetsView formats both measures for every arm; rows link to the
