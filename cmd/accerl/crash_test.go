@@ -164,7 +164,15 @@ func crashSpec(c crashCase) string {
 		// 16×16 frames keep M_obs's steps short; the step counts cross one checkpoint of
 		// each model (every 25, 250 and 1,000 steps).
 		env = strings.Replace(env, "image_size = 32", "image_size = 16", 1)
-		policy = crashVLAPolicy
+		// The VLA is cloned after the world model's pretraining (both warm starts, in that
+		// order, as bench sample-efficiency --env tabletop runs them).
+		policy = crashVLAPolicy + `
+  pretrain {
+    demos_per_task = 4
+    epochs         = 2
+    batch          = 32
+    learning_rate  = 3e-3
+  }`
 		wm = `
   world_model {
     enabled              = true
@@ -339,8 +347,8 @@ func TestCrashResume(t *testing.T) {
 		// The micro-VLA over the frames, cloned by cross-entropy, then token-level PPO: the
 		// same two kills, in its BC epochs and in its RL segments.
 		{name: "vla", mode: "sync", budget: 4096, tabletop: true, vla: true, hooks: []string{"epoch-", "seg-000002"}},
-		// The pixel world model and a VLA trained half on imagined frames, the world model
-		// fitted online on every update's real steps: the first process dies while
+		// The pixel world model and a cloned VLA trained half on imagined frames, the world
+		// model fitted online on every update's real steps: the first process dies while
 		// pretraining saves M_obs's first checkpoint, the second while imagined training saves
 		// segment 2; the resumed pretraining must end in the uninterrupted one's weights and
 		// scores, and the training in its parameters and horizons (which follow M_obs's
@@ -489,6 +497,16 @@ func testCrashResume(t *testing.T, c crashCase) {
 		}
 	}
 	if c.pixelWM {
+		// The clone came after the world model's pretraining, and resumed to the same losses.
+		var a, b runstore.PretrainSummary
+		for p, v := range map[string]*runstore.PretrainSummary{refDir: &a, dir: &b} {
+			if err := runstore.ReadJSON(filepath.Join(p, "out", "base", "seed-3", runstore.PretrainFile), v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if b.Demos != 8 || len(b.EpochLoss) != 2 || !slices.Equal(a.EpochLoss, b.EpochLoss) {
+			t.Errorf("cloning after crashes: %d demos, losses %v; uninterrupted: %v (want 8 demos, 2 epochs)", b.Demos, b.EpochLoss, a.EpochLoss)
+		}
 		// The online fits ran: every update measured M_obs on its real steps, and the
 		// horizon schedule followed that loss up from its start.
 		for i, r := range got.metrics {

@@ -31,6 +31,14 @@ experiment "pretrain_cross" {
   ablation "soft" {
     pretrain { label_sigma = 3 }     # ERROR: Soft labels without action tokens
   }
+  ablation "state_wm" {
+    policy { execute_steps = 2 }
+    pretrain { epochs = 2 }          # ERROR: Behaviour cloning with a state-vector world model
+    world_model {
+      enabled = true
+      reward  = "direct"
+    }
+  }
   ablation "scratch" {
     pretrain { enabled = false }     # no error: RL from scratch
     policy { execute_steps = 2 }
