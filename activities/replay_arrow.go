@@ -309,11 +309,26 @@ func snapshotFiles(snap *engine.Snapshot) (map[string][]byte, error) {
 		w.RealHist, w.RealAct, w.RealNext, w.RealLabel, w.RealTerm, w.Img = nil, nil, nil, nil, nil, nil
 		rest.WorldModel = &w
 	}
+	if px := snap.PixelWM; px != nil {
+		// The online pixel world model's trainer records (a few MB) as files of their own
+		// rather than base64 inside engine.json.
+		for name, b := range map[string][]byte{pixelObsStateFile: px.Obs, pixelRewStateFile: px.Rew, pixelProprioStateFile: px.Proprio} {
+			files[name] = b
+		}
+		rest.PixelWM = &engine.PixelWMState{ObsFits: px.ObsFits, RewFits: px.RewFits}
+	}
 	if files[engineStateFile], err = json.Marshal(&rest); err != nil {
 		return nil, fmt.Errorf("encode engine state: %w", err)
 	}
 	return files, nil
 }
+
+// Files of a checkpoint's online pixel world model (engine.PixelWMState's trainer records).
+const (
+	pixelObsStateFile     = "pixel_wm_obs.bin"
+	pixelRewStateFile     = "pixel_wm_rew.bin"
+	pixelProprioStateFile = "pixel_wm_proprio.bin"
+)
 
 // LoadSnapshot rebuilds an engine snapshot from a checkpoint's verified files (see
 // checkpoint.Load): engine.json plus the Arrow files snapshotFiles writes. A checkpoint
@@ -342,6 +357,18 @@ func LoadSnapshot(files map[string][]byte) (*engine.Snapshot, error) {
 				return nil, fmt.Errorf("B_img: %w", err)
 			}
 			wm.Img = chunks
+		}
+	}
+	if px := snap.PixelWM; px != nil {
+		for _, f := range []struct {
+			name string
+			dst  *[]byte
+		}{{pixelObsStateFile, &px.Obs}, {pixelRewStateFile, &px.Rew}, {pixelProprioStateFile, &px.Proprio}} {
+			if b, ok := files[f.name]; ok {
+				*f.dst = b
+			} else if len(*f.dst) == 0 {
+				return nil, fmt.Errorf("decode engine state: the online pixel world model's %s is missing", f.name)
+			}
 		}
 	}
 	return &snap, nil

@@ -88,3 +88,28 @@ func TestReplayArrowRoundTrip(t *testing.T) {
 		t.Errorf("staleness of chunk 0 step 0 = %d, want %d", first, wantStale)
 	}
 }
+
+// TestPixelWMStateFiles checks that an online pixel world model's trainer records travel as
+// checkpoint files of their own (not base64 inside engine.json) and come back byte for
+// byte, and that a checkpoint missing one says which.
+func TestPixelWMStateFiles(t *testing.T) {
+	snap := &engine.Snapshot{PixelWM: &engine.PixelWMState{Obs: []byte("obs-record"), Rew: []byte("rew-record"), Proprio: []byte("proprio-record"), ObsFits: 3, RewFits: 1}}
+	files, err := snapshotFiles(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(files[engineStateFile], []byte("b2JzLXJlY29yZA")) || string(files[pixelObsStateFile]) != "obs-record" {
+		t.Errorf("engine.json %s; %s holds %q", files[engineStateFile], pixelObsStateFile, files[pixelObsStateFile])
+	}
+	back, err := LoadSnapshot(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if px := back.PixelWM; px == nil || string(px.Obs) != "obs-record" || string(px.Rew) != "rew-record" || string(px.Proprio) != "proprio-record" || px.ObsFits != 3 || px.RewFits != 1 {
+		t.Errorf("restored %+v", back.PixelWM)
+	}
+	delete(files, pixelRewStateFile)
+	if _, err := LoadSnapshot(files); err == nil || !bytes.Contains([]byte(err.Error()), []byte(pixelRewStateFile)) {
+		t.Errorf("a checkpoint without %s: %v", pixelRewStateFile, err)
+	}
+}
