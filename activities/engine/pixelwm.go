@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -227,8 +226,7 @@ func (p *pixelImaginer) imagine(ctx context.Context, net kernels.Network, chunks
 		return nil, nil
 	}
 	k := p.model.Obs.Config().History
-	sorted := slices.Clone(chunks)
-	slices.SortFunc(sorted, func(a, b *Chunk) int { return cmp.Or(cmp.Compare(a.Env, b.Env), cmp.Compare(a.Seq, b.Seq)) })
+	sorted := sortedChunks(chunks)
 	type start struct {
 		c *Chunk
 		t int
@@ -317,11 +315,7 @@ func (p *pixelImaginer) startRow(c *Chunk, t, obsDim, frameBytes int, seq int64)
 	r := &pixelRow{obsBase: slices.Clone(c.Obs[t*obsDim : (t+1)*obsDim])}
 	for j := t - k + 1; j <= t; j++ {
 		f := c.Frames[j*frameBytes : (j+1)*frameBytes]
-		step := make([]edm.Frame, cams)
-		for cam := range step {
-			step[cam] = edm.Frame(f[cam*im : (cam+1)*im])
-		}
-		r.frames = append(r.frames, step)
+		r.frames = append(r.frames, cameraFrames(f, cams, im))
 		r.prop = append(r.prop, slices.Clone(c.Obs[j*obsDim:j*obsDim+pd]))
 	}
 	r.instr = slices.Clone(c.Frames[t*frameBytes+cams*im : (t+1)*frameBytes])

@@ -56,13 +56,7 @@ func (p *pixelImaginer) realData(net kernels.Network, chunks []*Chunk, shape Act
 	m := p.model
 	oc, pc := m.Obs.Config(), m.Proprio.Config()
 	k, cams, im, pd, ad := oc.History, oc.Cameras, oc.ImageSize*oc.ImageSize*3, pc.ProprioDim, oc.ActionDim
-	split := func(f []byte) []edm.Frame {
-		out := make([]edm.Frame, cams)
-		for c := range out {
-			out[c] = edm.Frame(f[c*im : (c+1)*im])
-		}
-		return out
-	}
+	split := func(f []byte) []edm.Frame { return cameraFrames(f, cams, im) }
 	var d pixelReal
 	for _, c := range chunks {
 		n := c.Len()
@@ -159,6 +153,16 @@ func (p *pixelImaginer) online(net kernels.Network, chunks []*Chunk, shape Actio
 		p.rewFits++
 	}
 	return nil
+}
+
+// cameraFrames views the first cams images of im bytes each in a step's frame (which the
+// instruction's bytes follow) as M_obs's per-camera frames, without copying.
+func cameraFrames(f []byte, cams, im int) []edm.Frame {
+	out := make([]edm.Frame, cams)
+	for c := range out {
+		out[c] = edm.Frame(f[c*im : (c+1)*im])
+	}
+	return out
 }
 
 // sortedChunks is chunks in (Env, Seq) order, which does not depend on the order in which

@@ -84,6 +84,16 @@ func keepLog(t *testing.T, path string) string {
 	return f.Name()
 }
 
+// readPretrain reads the crash run's behaviour-cloning summary under the run directory dir.
+func readPretrain(t *testing.T, dir string) runstore.PretrainSummary {
+	t.Helper()
+	var p runstore.PretrainSummary
+	if err := runstore.ReadJSON(filepath.Join(dir, "out", "base", "seed-3", runstore.PretrainFile), &p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // logTail returns the last lines of a child process's log, for failure messages.
 func logTail(path string) string {
 	b, _ := os.ReadFile(path)
@@ -485,12 +495,7 @@ func testCrashResume(t *testing.T, c crashCase) {
 	if c.bc {
 		// The warm start is deterministic too: the resumed pretraining ended with the same
 		// losses and success as the uninterrupted one.
-		var a, b runstore.PretrainSummary
-		for p, v := range map[string]*runstore.PretrainSummary{refDir: &a, dir: &b} {
-			if err := runstore.ReadJSON(filepath.Join(p, "out", "base", "seed-3", runstore.PretrainFile), v); err != nil {
-				t.Fatal(err)
-			}
-		}
+		a, b := readPretrain(t, refDir), readPretrain(t, dir)
 		if !slices.Equal(a.EpochLoss, b.EpochLoss) || a.Success != b.Success || !b.HasSuccess || b.Demos != 20 {
 			t.Errorf("pretraining after crashes: %d demos, losses %v, success %v (has %v); uninterrupted: %v, %v",
 				b.Demos, b.EpochLoss, b.Success, b.HasSuccess, a.EpochLoss, a.Success)
@@ -498,12 +503,7 @@ func testCrashResume(t *testing.T, c crashCase) {
 	}
 	if c.pixelWM {
 		// The clone came after the world model's pretraining, and resumed to the same losses.
-		var a, b runstore.PretrainSummary
-		for p, v := range map[string]*runstore.PretrainSummary{refDir: &a, dir: &b} {
-			if err := runstore.ReadJSON(filepath.Join(p, "out", "base", "seed-3", runstore.PretrainFile), v); err != nil {
-				t.Fatal(err)
-			}
-		}
+		a, b := readPretrain(t, refDir), readPretrain(t, dir)
 		if b.Demos != 8 || len(b.EpochLoss) != 2 || !slices.Equal(a.EpochLoss, b.EpochLoss) {
 			t.Errorf("cloning after crashes: %d demos, losses %v; uninterrupted: %v (want 8 demos, 2 epochs)", b.Demos, b.EpochLoss, a.EpochLoss)
 		}
