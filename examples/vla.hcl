@@ -7,27 +7,27 @@
 #   - the robot's 8-D proprioception (fingertip position, orientation, gripper),
 # and writes the next 8 actions as 56 discrete tokens (7 action dimensions × 8 steps, 256
 # bins each), one after another, each conditioned on the ones before, as OpenVLA writes
-# its action tokens. 4 of the 8 actions run before the policy is asked again.
+# its action tokens. The first 2 of the 8 actions run before the policy is asked again.
 #
-# Each run first records 50 demonstrations per task with the scripted expert, trains the
-# transformer to predict the expert's action tokens (cross-entropy, "BC success" in the
-# report), then fine-tunes it with token-level PPO on the sparse success reward: one
-# log-probability ratio per action token. On 2 cores the run takes about 25 minutes, most of
-# it cloning. Measured with this recipe (docs/results/bench-learn-tabletop-spatial-vla-seed1.json):
-# BC success 22%, and RL has not lifted it yet (23% after 8,192 steps; the README says more).
-# With 20 demonstrations per task the run takes 10 minutes and BC reaches only 4%.
-# A better cloning recipe, measured with `accerl bench bc` but not yet through this example:
-# `label_sigma = 3` in pretrain (soft labels over neighbouring bins) and execute_steps = 2
-# (two actions of each chunk before the next query): 36.6% over the suite's 500 initial
-# states instead of 24.6% (docs/results/vla-bc-notes.md). Through `accerl bench learn
-# tabletop-spatial-vla` (that recipe, 100 evaluation episodes, seed 1) it gives BC 43% and
-# 46% after 8,192 env steps of RL (docs/results/bench-learn-tabletop-spatial-vla-seed1-T1.json).
+# Each run first records 50 demonstrations per task with the scripted expert and trains
+# the transformer to predict the expert's action tokens ("BC success" in the report), then
+# fine-tunes it with RL on the sparse success reward (1 when the task's goal holds):
+# token-level PPO with GRPO advantages, one log-probability ratio per action token.
+#
+# This is the recipe of `accerl bench learn tabletop-spatial-vla` (the test
+# TestVLAExampleIsTheCheck keeps the two equal), measured on seeds 1–3
+# (docs/results/bench-learn-tabletop-spatial-vla-seed*-executed-grpo-positive-T0.03-lr1e-5-131k.json):
+# BC 43 / 40 / 35% greedy, 42 / 29 / 44% sampled; after 131,072 env steps of RL 53 / 28 / 49%
+# greedy and 50 / 43 / 53% sampled. The sampled policy (what RL trains) rises on every seed,
+# the greedy one on two of three. One seed takes about 40 minutes on 2 cores: ~20 cloning
+# (demonstrations, 6 epochs, the clone's evaluation), ~20 of RL and its evaluations.
 #
 #   accerl validate examples/vla.hcl
 #   accerl run examples/vla.hcl
+#   accerl run -var steps=16384 examples/vla.hcl   # a quicker look: BC, then 4 RL updates
 
 variable "steps" {
-  default     = 4096
+  default     = 131072
   description = "env steps (executed action chunks) of RL per run"
 }
 
@@ -49,20 +49,22 @@ experiment "vla-spatial" {
   policy {
     action        = "tokens"
     bins          = 256
-    action_chunk  = 8
-    execute_steps = 4
+    action_chunk  = 8 # cloning learns whole chunks: the later actions teach the plan
+    execute_steps = 2 # (chunk 4 cloned to 19% instead of 37%; executing 4 to 26%)
     vla {
       dim    = 64 # width of every token
       layers = 2  # transformer blocks
       heads  = 2
-      patch  = 8  # 8×8-pixel patches
-      # RL acts with, and scores, only the executed actions' tokens (7 × execute_steps, not
-      # 7 × action_chunk): the others never reach the robot, so they only add noise to the
-      # gradient, and decoding and scoring fewer tokens makes RL faster (here 28 of 56;
-      # about 4× faster with execute_steps = 2). Cloning still learns whole chunks.
+      patch  = 8 # 8×8-pixel patches
+      # RL acts with, and scores, only the executed actions' tokens (7 × execute_steps =
+      # 14, not 7 × action_chunk = 56): the others never reach the robot, so they only add
+      # noise to the gradient, and decoding and scoring fewer tokens makes RL about 4× faster.
       executed_only = true
-      # temperature  = 1     # RL samples action tokens from softmax(logits / temperature)
-      # detach_value = false # true: the value loss does not move the transformer
+      # RL samples action tokens from softmax(logits / 0.03): nearly the clone's argmax,
+      # with enough spread that some episodes differ (at temperature 1 the clone's
+      # successes vanish, at 0.1 it drifts; README, "micro-VLA").
+      temperature  = 0.03
+      detach_value = true # the value loss does not move the transformer
     }
   }
 
@@ -71,20 +73,22 @@ experiment "vla-spatial" {
     epochs         = 6
     batch          = 32
     learning_rate  = 3e-3
+    label_sigma    = 3 # soft labels: each expert bin's target spread over ±3 bins
   }
 
   algorithm "ppo" {
-    learning_rate = 1e-5
-    anneal_lr     = false
-    batch_steps   = 1024
-    epochs        = 2
-    minibatches   = 8
-    clip          = 0.1
-    entropy_coef  = 0.0
-    # critic_warmup   = 2    # the first 2 updates train only the value head (the clone's
-    #                        # critic starts untrained; its errors would move the policy)
-    # skip_rewardless = true # a batch in which no episode succeeded trains only the value
-    # positive_advantages = true # only steps that did better than expected move the policy
+    # GRPO: each ended episode's return against the other episodes of its task in the
+    # batch (no critic to learn first); only steps that did better than their group move
+    # the policy (positive advantages: the clone's failures do not push it anywhere).
+    adv_estimator       = "grpo"
+    positive_advantages = true
+    learning_rate       = 1e-5
+    anneal_lr           = false
+    batch_steps         = 4096
+    epochs              = 2
+    minibatches         = 8
+    clip                = 0.1
+    entropy_coef        = 0.0
   }
 
   pipeline {
@@ -92,6 +96,7 @@ experiment "vla-spatial" {
     workers         = 4
     envs_per_worker = 4
     chunk_steps     = 256
+    replay_capacity = 8192
   }
 
   checkpoint {
@@ -99,8 +104,8 @@ experiment "vla-spatial" {
   }
 
   evaluation {
-    episodes = 50 # 5 per task, from the suite's fixed initial states
+    episodes = 100 # 10 per task, from the suite's fixed initial states
     greedy   = true
-    # sampled = true # also play them sampling, as RL acts (the dashed line in the report)
+    sampled  = true # the same episodes again, sampling as RL acts (the dashed line in the report)
   }
 }

@@ -106,14 +106,14 @@ func tabletopVLA(suite string) func() specs.Config {
 	return func() specs.Config { return tabletopVLAConfig(suite) }
 }
 
-// tabletopVLAConfig is the micro-VLA's check: both 32×32 cameras through the default vla
-// block (width 64, 2 layers), the best measured pixel BC recipe (activities/bc.DefaultVLAConfig:
-// 6 epochs of batch 32 at 3e-3, soft labels σ 3, 2 of each chunk's 8 actions executed; 36.6%
-// in `accerl bench bc`, against 24.6% for one-hot labels executing 4, which the README's
-// 22% of this check was measured with), then token-level PPO over the action tokens of
-// each chunk's 2 executed actions (policy.vla.executed_only: 14 of the 56 tokens) with a
-// small learning rate, as for the state policy.
-func tabletopVLAConfig(suite string) specs.Config {
+// tabletopVLABase is the micro-VLA's setting before its RL recipe: both 32×32 cameras
+// through the default vla block (width 64, 2 layers), the best measured pixel BC recipe
+// (activities/bc.DefaultVLAConfig: 6 epochs of batch 32 at 3e-3, soft labels σ 3, 2 of each
+// chunk's 8 actions executed; 36.6% in `accerl bench bc`, against 24.6% for one-hot labels
+// executing 4), then plain token-level PPO (GAE) over the action tokens of each chunk's 2
+// executed actions (policy.vla.executed_only: 14 of the 56 tokens) with a small learning
+// rate, on 8,192 env steps. The pipeline and sample-efficiency benches start from it.
+func tabletopVLABase(suite string) specs.Config {
 	c := tabletopBCConfig(suite)
 	c.Budget.EnvSteps = 8192
 	c.Env.ImageSize, c.Env.Pixels = 32, true
@@ -124,6 +124,38 @@ func tabletopVLAConfig(suite string) specs.Config {
 	a := &c.Algorithm
 	a.LearningRate, a.BatchSteps, a.Epochs, a.Minibatches = 1e-5, 1024, 2, 8
 	c.Checkpoint.Every = 1
+	return c
+}
+
+// lowTemperatureVLA is c on budget env steps with what every measured VLA RL recipe that
+// kept the clone's successes shares: action tokens sampled at temperature 0.03, the value
+// head detached from the transformer, batches of 4,096 env steps, and only positive
+// advantages moving the policy.
+func lowTemperatureVLA(c specs.Config, budget int64) specs.Config {
+	c.Budget.EnvSteps = budget
+	v := *c.Policy.VLA
+	v.Temperature, v.DetachValue = 0.03, true
+	c.Policy.VLA = &v
+	c.Algorithm.BatchSteps, c.Algorithm.PositiveAdvantages = 4096, true
+	return c
+}
+
+// vlaCheckSteps is the VLA checks' RL budget: 32 updates of 4,096 env steps, the longest
+// measured (docs/results/bench-learn-tabletop-spatial-vla-seed*-executed-grpo-positive-T0.03-lr1e-5-131k.json,
+// about 20 minutes a seed after cloning on 2 cores).
+const vlaCheckSteps = 131_072
+
+// tabletopVLAConfig is the micro-VLA's check: tabletopVLABase with the best measured RL
+// recipe (README, "micro-VLA"): GRPO advantages (each ended episode's success against the
+// other episodes of its task in the batch; no critic to warm up), only positive advantages
+// moving the policy, action tokens sampled at temperature 0.03, learning rate 1e-5 on
+// batches of 4,096 env steps, the value head detached, for vlaCheckSteps; every evaluation
+// is played greedy and again sampled at that temperature (the policy RL trains: on the
+// three measured seeds the sampled success rose on every one, the greedy one on two).
+func tabletopVLAConfig(suite string) specs.Config {
+	c := lowTemperatureVLA(tabletopVLABase(suite), vlaCheckSteps)
+	c.Algorithm.AdvEstimator = specs.AdvEstimatorGRPO
+	c.Evaluation.Sampled = true
 	return c
 }
 
@@ -139,8 +171,8 @@ func learnChecks() []learnCheck {
 		{"tabletop-object-bc", "tabletop object suite (10 tasks), BC warm start then PPO, action chunks 8/4", 98_304, 0.9, tabletopBC("object"), true},
 		{"tabletop-goal-bc", "tabletop goal suite (10 tasks), BC warm start then PPO, action chunks 8/4", 98_304, 0.9, tabletopBC("goal"), true},
 		{"tabletop-long-bc", "tabletop long suite (10 tasks), BC warm start then PPO, action chunks 8/4", 98_304, 0.9, tabletopBC("long"), true},
-		{"tabletop-spatial-vla", "tabletop spatial suite, micro-VLA from 32×32 pixels: BC warm start (soft labels) then token-level PPO, chunks 8/2", 8192, 0.9, tabletopVLA("spatial"), true},
-		{"tabletop-object-vla", "tabletop object suite, micro-VLA from 32×32 pixels: BC warm start (soft labels) then token-level PPO, chunks 8/2", 8192, 0.9, tabletopVLA("object"), true},
+		{"tabletop-spatial-vla", "tabletop spatial suite, micro-VLA from 32×32 pixels: BC warm start (soft labels) then token-level GRPO (positive advantages, T 0.03), chunks 8/2", vlaCheckSteps, 0.9, tabletopVLA("spatial"), true},
+		{"tabletop-object-vla", "tabletop object suite, micro-VLA from 32×32 pixels: BC warm start (soft labels) then token-level GRPO (positive advantages, T 0.03), chunks 8/2", vlaCheckSteps, 0.9, tabletopVLA("object"), true},
 	}
 }
 
@@ -248,6 +280,65 @@ func learnSettingsOf(c specs.Config) learnSettings {
 	return s
 }
 
+// learnOverrides are bench learn's RL flags, applied onto each selected check's config:
+// a number or name flag left at its zero value keeps the check's setting; a boolean flag
+// given (given[name]) sets its field either way, so --positive-advantages=false turns off
+// a check's default.
+type learnOverrides struct {
+	given                                                          map[string]bool
+	temperature, learningRate                                      float64
+	detach, executedOnly, positiveAdv, skipRewardless, evalSampled bool
+	greedy, advEstimator                                           *string
+	criticWarmup, batchSteps                                       int
+}
+
+// setBool sets *dst to v when the boolean flag name was given.
+func (o learnOverrides) setBool(name string, dst *bool, v bool) {
+	if o.given[name] {
+		*dst = v
+	}
+}
+
+// apply sets the overrides onto cfg, the config of check; a VLA flag on a check without
+// a VLA policy, or --eval-sampled on one without greedy evaluation, is an error naming both.
+func (o learnOverrides) apply(check string, cfg *specs.Config) error {
+	if o.temperature > 0 || o.given["detach-value"] || o.given["executed-only"] || o.greedy != nil {
+		if cfg.Policy.VLA == nil {
+			return fmt.Errorf("--temperature, --detach-value, --executed-only and --greedy: check %s has no VLA policy", check)
+		}
+		v := *cfg.Policy.VLA
+		if o.temperature > 0 {
+			v.Temperature = o.temperature
+		}
+		o.setBool("detach-value", &v.DetachValue, o.detach)
+		o.setBool("executed-only", &v.ExecutedOnly, o.executedOnly)
+		if o.greedy != nil {
+			v.Greedy = *o.greedy
+		}
+		cfg.Policy.VLA = &v
+	}
+	a := &cfg.Algorithm
+	a.CriticWarmup = max(a.CriticWarmup, o.criticWarmup)
+	o.setBool("skip-rewardless", &a.SkipRewardless, o.skipRewardless)
+	o.setBool("positive-advantages", &a.PositiveAdvantages, o.positiveAdv)
+	if o.advEstimator != nil {
+		a.AdvEstimator = *o.advEstimator
+	}
+	if o.learningRate > 0 {
+		a.LearningRate = o.learningRate
+	}
+	if o.batchSteps > 0 {
+		a.BatchSteps = o.batchSteps
+	}
+	if o.given["eval-sampled"] {
+		if o.evalSampled && (!cfg.Evaluation.Greedy || cfg.Evaluation.Episodes == 0) {
+			return fmt.Errorf("--eval-sampled: check %s has no greedy evaluation to play a sampled one beside", check)
+		}
+		cfg.Evaluation.Sampled = o.evalSampled
+	}
+	return nil
+}
+
 func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	checks := learnChecks()
 	var names []string
@@ -261,15 +352,15 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	jsonOut := fs.String("json", "", "also write the results to this JSON file")
 	cacheDir := fs.String("bc-cache", "", "keep each check's and seed's behaviour-cloned policy in this directory and start later runs of the same recipe from it instead of cloning again (RL ablations of a VLA check); the runs' BC success is the cached policy's")
 	temperature := fs.Float64("temperature", 0, "sample the VLA checks' RL action tokens at this temperature (policy.vla.temperature; 0 keeps the check's)")
-	detach := fs.Bool("detach-value", false, "train the VLA checks' RL value head without its gradient into the transformer (policy.vla.detach_value)")
+	detach := fs.Bool("detach-value", false, "train the VLA checks' RL value head without its gradient into the transformer (policy.vla.detach_value; the VLA checks' default, --detach-value=false turns it off)")
 	executedOnly := fs.Bool("executed-only", true, "let the VLA checks' RL act with, and score, only the executed actions of each chunk (policy.vla.executed_only, the checks' default); --executed-only=false decodes and scores whole chunks")
 	greedy := fs.String("greedy", "", "the VLA checks' greedy decoding (policy.vla.greedy): argmax, or mean (the mean bin at the sampling temperature); a changed decoding clones anew under --bc-cache, since it changes the clone's success")
 	criticWarmup := fs.Int("critic-warmup", 0, "train only the value for each run's first N updates (algorithm.critic_warmup)")
-	positiveAdv := fs.Bool("positive-advantages", false, "let only steps with a positive advantage move the policy (algorithm.positive_advantages, self-imitation)")
+	positiveAdv := fs.Bool("positive-advantages", false, "let only steps with a positive advantage move the policy (algorithm.positive_advantages, self-imitation; the VLA checks' default, --positive-advantages=false turns it off)")
 	advEstimator := fs.String("adv-estimator", "", "override each check's advantage estimator (algorithm.adv_estimator): gae, or grpo (each ended episode's return against its task's others in the batch, no critic)")
-	skipRewardless := fs.Bool("skip-rewardless", false, "train only the value on batches whose rewards are all 0 (algorithm.skip_rewardless)")
+	skipRewardless := fs.Bool("skip-rewardless", false, "train only the value on batches whose rewards are all 0 (algorithm.skip_rewardless; --skip-rewardless=false turns it off)")
 	rlLR := fs.Float64("learning-rate", 0, "override each check's RL learning rate (algorithm.learning_rate; 0 keeps the check's)")
-	evalSampled := fs.Bool("eval-sampled", false, "also evaluate every check sampling its actions as training does, beside the greedy evaluation (evaluation.sampled; checks with greedy evaluation)")
+	evalSampled := fs.Bool("eval-sampled", false, "also evaluate every check sampling its actions as training does, beside the greedy evaluation (evaluation.sampled; checks with greedy evaluation; the VLA checks' default, --eval-sampled=false plays greedy only)")
 	batchSteps := fs.Int("batch-steps", 0, "override each check's env steps per update (algorithm.batch_steps; 0 keeps the check's)")
 	remote := fs.Int("remote", 0, "step the checks' environments on this many `accerl envserver`s started on this host (over dm_env_rpc) instead of in process, to compare learning through the network tier; 0 is in process")
 	if err := parseFlags(fs, args); err != nil {
@@ -325,8 +416,10 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *criticWarmup < 0 || *rlLR < 0 || *batchSteps < 0 {
 		return fmt.Errorf("--critic-warmup %d, --learning-rate %g, --batch-steps %d: none of them may be negative (0 keeps each check's)", *criticWarmup, *rlLR, *batchSteps)
 	}
-	eoSet := false // --executed-only given: it overrides the checks' executed_only either way
-	fs.Visit(func(f *flag.Flag) { eoSet = eoSet || f.Name == "executed-only" })
+	ov := learnOverrides{given: map[string]bool{}, temperature: *temperature, detach: *detach, executedOnly: *executedOnly,
+		greedy: greedyName, criticWarmup: *criticWarmup, positiveAdv: *positiveAdv, advEstimator: advName,
+		skipRewardless: *skipRewardless, learningRate: *rlLR, evalSampled: *evalSampled, batchSteps: *batchSteps}
+	fs.Visit(func(f *flag.Flag) { ov.given[f.Name] = true })
 	var cache *bcCache
 	if *cacheDir != "" {
 		if err := os.MkdirAll(*cacheDir, 0o755); err != nil {
@@ -346,41 +439,8 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if remoteAddrs != nil {
 			cfg.Env.Remote = &specs.Remote{Addresses: remoteAddrs}
 		}
-		if *temperature > 0 || *detach || eoSet || *greedy != "" {
-			if cfg.Policy.VLA == nil {
-				return fmt.Errorf("--temperature, --detach-value, --executed-only and --greedy: check %s has no VLA policy", chk.Name)
-			}
-			v := *cfg.Policy.VLA
-			if *temperature > 0 {
-				v.Temperature = *temperature
-			}
-			v.DetachValue = v.DetachValue || *detach
-			if eoSet {
-				v.ExecutedOnly = *executedOnly
-			}
-			if greedyName != nil {
-				v.Greedy = *greedyName
-			}
-			cfg.Policy.VLA = &v
-		}
-		a := &cfg.Algorithm
-		a.CriticWarmup = max(a.CriticWarmup, *criticWarmup)
-		a.SkipRewardless = a.SkipRewardless || *skipRewardless
-		a.PositiveAdvantages = a.PositiveAdvantages || *positiveAdv
-		if advName != nil {
-			a.AdvEstimator = *advName
-		}
-		if *rlLR > 0 {
-			a.LearningRate = *rlLR
-		}
-		if *batchSteps > 0 {
-			a.BatchSteps = *batchSteps
-		}
-		if *evalSampled {
-			if !cfg.Evaluation.Greedy || cfg.Evaluation.Episodes == 0 {
-				return fmt.Errorf("--eval-sampled: check %s has no greedy evaluation to play a sampled one beside", chk.Name)
-			}
-			cfg.Evaluation.Sampled = true
+		if err := ov.apply(chk.Name, &cfg); err != nil {
+			return err
 		}
 		res := learnResult{Check: chk.Name, Summary: chk.Summary, Mode: *mode, EnvSteps: cfg.Budget.EnvSteps, Threshold: chk.Threshold, Passed: true, Remote: len(remoteAddrs),
 			Settings: learnSettingsOf(cfg)}

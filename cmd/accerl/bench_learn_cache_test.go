@@ -1,13 +1,17 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/accerl/accerl/activities"
 	"github.com/accerl/accerl/runstore"
+	"github.com/accerl/accerl/specs"
 )
 
 // TestBCCache: an entry is keyed by what cloning reads, not by the RL settings; a saved
@@ -131,4 +135,95 @@ func TestEnumOverride(t *testing.T) {
 	if _, err := enumOverride("greedy", "median", "argmax", "mean"); err == nil || !strings.Contains(err.Error(), `--greedy "median": give argmax or mean`) {
 		t.Errorf("an unknown name: %v", err)
 	}
+}
+
+// TestLearnVLACheckRecipe: the VLA check runs the measured RL recipe (GRPO, positive
+// advantages, T 0.03, lr 1e-5, batches of 4,096, 131,072 steps, greedy and sampled
+// evaluations), the benches that start from its base keep plain PPO, and each boolean flag
+// given turns its setting off as well as on.
+func TestLearnVLACheckRecipe(t *testing.T) {
+	c := tabletopVLAConfig("spatial")
+	a, v := c.Algorithm, c.Policy.VLA
+	if a.AdvEstimator != specs.AdvEstimatorGRPO || !a.PositiveAdvantages || a.LearningRate != 1e-5 || a.BatchSteps != 4096 ||
+		v.Temperature != 0.03 || !v.DetachValue || !v.ExecutedOnly || !c.Evaluation.PlaysSampled() || c.Budget.EnvSteps != 131_072 {
+		t.Errorf("check recipe: algorithm %+v, vla %+v, evaluation %+v, budget %d", a, *v, c.Evaluation, c.Budget.EnvSteps)
+	}
+	if b := tabletopVLABase("spatial"); b.Algorithm.AdvEstimator != "" || b.Algorithm.PositiveAdvantages || b.Evaluation.Sampled {
+		t.Errorf("base: algorithm %+v, evaluation %+v; want plain PPO, greedy only", b.Algorithm, b.Evaluation)
+	}
+	gae := ""
+	ov := learnOverrides{given: map[string]bool{"positive-advantages": true, "eval-sampled": true, "detach-value": true}, advEstimator: &gae}
+	if err := ov.apply("tabletop-spatial-vla", &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Algorithm.PositiveAdvantages || c.Evaluation.Sampled || c.Policy.VLA.DetachValue || c.Algorithm.AdvEstimator != "" {
+		t.Errorf("=false flags and --adv-estimator gae left: algorithm %+v, vla %+v, evaluation %+v", c.Algorithm, *c.Policy.VLA, c.Evaluation)
+	}
+	if v.DetachValue != true {
+		t.Error("apply changed the check's own VLA block")
+	}
+	ov = learnOverrides{given: map[string]bool{"positive-advantages": true, "skip-rewardless": true}, positiveAdv: true, skipRewardless: true}
+	if err := ov.apply("tabletop-spatial-vla", &c); err != nil || !c.Algorithm.PositiveAdvantages || !c.Algorithm.SkipRewardless {
+		t.Errorf("flags given true: %v, algorithm %+v", err, c.Algorithm)
+	}
+	// Left out, a flag keeps the check's setting.
+	c = tabletopVLAConfig("spatial")
+	if err := (learnOverrides{given: map[string]bool{}}).apply("tabletop-spatial-vla", &c); err != nil ||
+		!c.Algorithm.PositiveAdvantages || !c.Evaluation.Sampled || !c.Policy.VLA.DetachValue {
+		t.Errorf("no flags: %v, algorithm %+v, evaluation %+v", err, c.Algorithm, c.Evaluation)
+	}
+}
+
+// TestVLAExampleIsTheCheck: examples/vla.hcl is the recipe `bench learn tabletop-spatial-vla`
+// measures (its comments quote the check's results), field for field.
+func TestVLAExampleIsTheCheck(t *testing.T) {
+	exp, diags := specs.ParseFile(filepath.Join("..", "..", "examples", "vla.hcl"), nil)
+	if diags.HasErrors() {
+		t.Fatal(diags.Error())
+	}
+	got, want := exp.Arms[0].Config, tabletopVLAConfig("spatial")
+	// The spec keeps the MLP's default hidden layers and activation, which a VLA policy
+	// never reads; the check leaves them empty (and its BC cache keys on that).
+	got.Policy.Hidden, got.Policy.Activation = nil, ""
+	if d := configDiff(got, want); d != "" {
+		t.Errorf("examples/vla.hcl differs from the check (example vs check):\n%s", d)
+	}
+}
+
+// configDiff lists the fields where two configs differ, as JSON paths with both values,
+// one per line; "" when they are equal.
+func configDiff(a, b specs.Config) string {
+	flat := func(c specs.Config) map[string]string {
+		var v any
+		j, _ := json.Marshal(c)
+		_ = json.Unmarshal(j, &v)
+		out := map[string]string{}
+		var walk func(string, any)
+		walk = func(path string, v any) {
+			if m, ok := v.(map[string]any); ok {
+				for k, x := range m {
+					walk(path+"."+k, x)
+				}
+				return
+			}
+			j, _ := json.Marshal(v)
+			out[path] = string(j)
+		}
+		walk("", v)
+		return out
+	}
+	fa, fb := flat(a), flat(b)
+	var out []string
+	for k, x := range fa {
+		if y, ok := fb[k]; !ok || x != y {
+			out = append(out, fmt.Sprintf("%s: %s vs %s", k, x, y))
+		}
+	}
+	for k, y := range fb {
+		if _, ok := fa[k]; !ok {
+			out = append(out, fmt.Sprintf("%s: (absent) vs %s", k, y))
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, "\n")
 }

@@ -349,20 +349,17 @@ func sampleWMConfig(base specs.Config, offline int, ratio float64) specs.Config 
 	return c
 }
 
-// sampleTabletopConfig is the tabletop arms' shared setting: the micro-VLA check of
-// `bench learn tabletop-SUITE-vla` (both 32×32 cameras, the measured BC recipe, action
-// chunks of 8 executing 2, sync mode) with its best measured RL recipe (README, "micro-VLA":
+// sampleTabletopConfig is the tabletop arms' shared setting: the micro-VLA of
+// `bench learn tabletop-SUITE-vla` (tabletopVLABase: both 32×32 cameras, the measured BC
+// recipe, action chunks of 8 executing 2, sync mode) with the best RL recipe measured with
+// a critic (GRPO, the check's, has none to use imagined steps with; README, "micro-VLA":
 // sampling temperature 0.03, learning rate 3e-6, batches of 4,096 steps, positive
 // advantages only, one critic-warmup update, updates without reward skipped, the value
 // head detached from the shared trunk), on a budget of online steps.
 func sampleTabletopConfig(suite string, budget int64) specs.Config {
-	c := tabletopVLAConfig(suite)
-	c.Budget.EnvSteps = budget
-	v := *c.Policy.VLA
-	v.Temperature, v.DetachValue = 0.03, true
-	c.Policy.VLA = &v
+	c := lowTemperatureVLA(tabletopVLABase(suite), budget)
 	a := &c.Algorithm
-	a.LearningRate, a.BatchSteps, a.PositiveAdvantages, a.CriticWarmup, a.SkipRewardless = 3e-6, 4096, true, 1, true
+	a.LearningRate, a.CriticWarmup, a.SkipRewardless = 3e-6, 1, true
 	return c
 }
 

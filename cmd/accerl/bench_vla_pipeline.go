@@ -26,11 +26,12 @@ type vlaPipelineResult struct {
 	WallS     float64               `json:"wall_s"`
 }
 
-// vlaPipelineConfig is the arm of tabletop-spatial-vla from random weights (no BC: the
+// vlaPipelineConfig is the micro-VLA of tabletop-spatial-vla (tabletopVLABase: plain PPO,
+// which the world-model arms share) from random weights (no BC: the
 // pipeline's speed does not depend on what the weights know), with updates of 512 steps and
 // one epoch so that phases of seconds hold several of them.
 func vlaPipelineConfig() specs.Config {
-	c := tabletopVLAConfig("spatial")
+	c := tabletopVLABase("spatial")
 	c.Pretrain = specs.Pretrain{}
 	c.Algorithm.BatchSteps, c.Algorithm.Epochs, c.Algorithm.Minibatches = 512, 1, 4
 	c.Pipeline.Inference.MaxBatch, c.Pipeline.Inference.MaxWait = 16, 0
