@@ -373,9 +373,7 @@ func (e *Engine) trainStep(chunks, img []*Chunk, seg *segment, onUpdate func(Upd
 	if wm != nil {
 		// B_real's order (and its history windows) must not depend on the
 		// order in which concurrent workers finished their chunks.
-		slices.SortFunc(chunks, func(a, b *Chunk) int {
-			return cmp.Or(cmp.Compare(a.Env, b.Env), cmp.Compare(a.Seq, b.Seq))
-		})
+		slices.SortFunc(chunks, byEnvSeq)
 		m := e.tr.model()
 		wm.ingest(chunks, func(c *Chunk, out []float64) {
 			m.EnvActions(kernels.Actions{Tokens: c.Actions, Continuous: c.ContActions}, c.Len(), out)

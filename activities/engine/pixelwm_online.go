@@ -169,9 +169,13 @@ func cameraFrames(f []byte, cams, im int) []edm.Frame {
 // concurrent workers finished them.
 func sortedChunks(chunks []*Chunk) []*Chunk {
 	s := slices.Clone(chunks)
-	slices.SortFunc(s, func(a, b *Chunk) int { return cmp.Or(cmp.Compare(a.Env, b.Env), cmp.Compare(a.Seq, b.Seq)) })
+	slices.SortFunc(s, byEnvSeq)
 	return s
 }
+
+// byEnvSeq orders chunks by environment, then by sequence number within it: every
+// ordering of an update's chunks that must not depend on which worker finished first.
+func byEnvSeq(a, b *Chunk) int { return cmp.Or(cmp.Compare(a.Env, b.Env), cmp.Compare(a.Seq, b.Seq)) }
 
 // state is the online trainers' Snapshot part (nil when nothing trains online).
 func (p *pixelImaginer) state() (*PixelWMState, error) {

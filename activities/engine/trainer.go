@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -64,9 +63,7 @@ type batchInfo struct {
 // does. On failure the parameters, the optimiser and the counters are as
 // before the call.
 func (t *trainer) update(chunks []*Chunk) (kernels.UpdateStats, batchInfo, error) {
-	slices.SortFunc(chunks, func(a, b *Chunk) int {
-		return cmp.Or(cmp.Compare(a.Env, b.Env), cmp.Compare(a.Seq, b.Seq))
-	})
+	slices.SortFunc(chunks, byEnvSeq)
 	num := t.updates + 1 // run-wide number of this update
 	info := t.fill(chunks)
 	b := &t.batch

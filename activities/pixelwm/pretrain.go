@@ -49,24 +49,25 @@ func (c PretrainConfig) stride() int { return max(1, c.Stride) }
 // resumed is c adjusted to a checkpoint made with another stride (by a build whose default
 // differed): the checkpointed M_obs's action width says which, and the rest of the
 // pretraining keeps to it, so that a resumed pretraining ends as the interrupted one would
-// have. c itself when st has no M_obs or the same width.
-func (c PretrainConfig) resumed(st *PretrainState) (PretrainConfig, error) {
+// have. c itself when st has no M_obs or the same width. The checkpointed M_obs trainer,
+// decoded once for this, is returned too (nil when st has none) for restoreObs.
+func (c PretrainConfig) resumed(st *PretrainState) (PretrainConfig, *edm.Trainer, error) {
 	if st == nil || st.Obs == nil {
-		return c, nil
+		return c, nil, nil
 	}
-	var t edm.Trainer
+	t := new(edm.Trainer)
 	if err := t.UnmarshalBinary(st.Obs); err != nil {
-		return c, err
+		return c, nil, err
 	}
 	got := t.Net.Config().ActionDim
 	per := c.Obs.ActionDim / c.stride()
 	if got == c.Obs.ActionDim || per < 1 || got%per != 0 {
-		return c, nil
+		return c, t, nil
 	}
 	c.Stride = got / per
 	c.Obs.ActionDim, c.Proprio.ActionDim = got, got
 	c.Start = StartFor(c.Stride, max(c.Obs.History, c.Proprio.History)) // the same 20 actions in
-	return c, nil
+	return c, t, nil
 }
 
 // pixelStartActions is the real step (in environment actions) that scoring rollouts start
@@ -208,7 +209,7 @@ func Pretrain(ctx context.Context, c PretrainConfig, eps []Episode, resume *Pret
 	if st.Phase == PhaseDone {
 		return st, nil
 	}
-	c, err := c.resumed(st)
+	c, restored, err := c.resumed(st)
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +229,7 @@ func Pretrain(ctx context.Context, c PretrainConfig, eps []Episode, resume *Pret
 	if c.EDM.Residual && c.EDM.SigmaData == 0 {
 		c.EDM.SigmaData = ChangeStd(samples)
 	}
-	obs, err := restoreObs(c, st)
+	obs, err := restoreObs(c, restored)
 	if err != nil {
 		return nil, err
 	}
@@ -289,11 +290,11 @@ func scoringRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x1
 // (the same episodes, start, horizon and noise as its scores) for a person
 // to look at.
 func ScoringStrip(c PretrainConfig, eps []Episode, st *PretrainState) (Strip, error) {
-	c, err := c.resumed(st)
+	c, restored, err := c.resumed(st)
 	if err != nil {
 		return Strip{}, err
 	}
-	obs, err := restoreObs(c, st)
+	obs, err := restoreObs(c, restored)
 	if err != nil {
 		return Strip{}, err
 	}
@@ -350,17 +351,13 @@ func marshalInto(dst *[]byte, m interface{ MarshalBinary() ([]byte, error) }) er
 	return err
 }
 
-// restoreObs returns M_obs's trainer: the checkpoint's, or a fresh one
-// while the state has none.
-func restoreObs(c PretrainConfig, st *PretrainState) (*edm.Trainer, error) {
-	if st.Obs == nil {
-		return edm.NewTrainer(c.Obs, c.EDM, c.ObsTrain, nil)
+// restoreObs returns M_obs's trainer: the checkpoint's (restored, from resumed), or a
+// fresh one while the state has none.
+func restoreObs(c PretrainConfig, restored *edm.Trainer) (*edm.Trainer, error) {
+	if restored != nil {
+		return restored, nil
 	}
-	var t edm.Trainer
-	if err := t.UnmarshalBinary(st.Obs); err != nil {
-		return nil, err
-	}
-	return &t, nil
+	return edm.NewTrainer(c.Obs, c.EDM, c.ObsTrain, nil)
 }
 
 func restoreRew(c PretrainConfig, st *PretrainState) (*reward.Trainer, error) {
