@@ -67,20 +67,36 @@ func isTerminal(w io.Writer) bool {
 
 const barWidth = 10
 
-// currentRate records p's counter and returns its env steps per second over the last
-// rateWindow (the rate now, not the average since the start); before a window of 5 seconds
-// has been seen it falls back to the run's average.
+// currentRate records p's counter and returns its env steps per second now, not the
+// average since the start. The counter moves in steps, once per update, and an update can
+// take longer than a window of readings (a VLA's 4,096 steps take most of a minute on 2
+// cores), so the history keeps the first reading at each new value: the rate is the steps
+// between the latest move and the latest earlier one at least rateWindow before it (else
+// the earliest kept), over the time between them, or over the time since the latest move
+// when that is longer, so that a run that stops moving decays toward 0/s instead of
+// showing its last rate. Until two moves 5 seconds apart have been seen it falls back to
+// the run's average.
 func (v *progressView) currentRate(p workflows.RunProgress) float64 {
 	now := v.now()
-	h := append(v.rates[p.ID], rateSample{now, p.EnvSteps})
-	for len(h) > 2 && now.Sub(h[1].t) >= rateWindow {
-		h = h[1:]
+	h := v.rates[p.ID]
+	if len(h) == 0 || h[len(h)-1].steps != p.EnvSteps {
+		h = append(h, rateSample{now, p.EnvSteps})
 	}
+	c, b := len(h)-1, 0
+	for i := c - 1; i >= 0; i-- {
+		if h[c].t.Sub(h[i].t) >= rateWindow {
+			b = i
+			break
+		}
+	}
+	h = h[b:]
 	v.rates[p.ID] = h
-	if dt := now.Sub(h[0].t).Seconds(); dt >= 5 {
-		return float64(h[len(h)-1].steps-h[0].steps) / dt
+	c, b = len(h)-1, 0
+	span := h[c].t.Sub(h[b].t).Seconds()
+	if c == 0 || span < 5 {
+		return p.StepsPerS()
 	}
-	return p.StepsPerS()
+	return float64(h[c].steps-h[b].steps) / max(span, now.Sub(h[c].t).Seconds())
 }
 
 // progressLine renders one run in at most width columns: its id, a bar, the share of the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -74,5 +75,36 @@ func TestShortFormats(t *testing.T) {
 		if got := shortDuration(c.s); got != c.want {
 			t.Errorf("shortDuration(%v) = %q, want %q", c.s, got, c.want)
 		}
+	}
+}
+
+// TestProgressRateSlowUpdates: with updates of 4,096 steps every 45 s (longer than the
+// rate window) polled every 2 s, the rate is never 0 while the run progresses, and it is
+// 4,096 steps over the time between the first readings of the last two counts; after the
+// run stops moving it decays.
+func TestProgressRateSlowUpdates(t *testing.T) {
+	clock := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	v := &progressView{w: &bytes.Buffer{}, width: func() int { return 80 }, now: func() time.Time { return clock }, rates: map[string][]rateSample{}}
+	p := workflows.RunProgress{ID: "base/seed-1", Status: workflows.StatusRunning, BudgetSteps: 131_072}
+	var rate float64
+	for s := 0; s <= 450; s += 2 {
+		p.EnvSteps = int64(s/45) * 4096
+		rate = v.currentRate(p)
+		if s >= 46 && rate == 0 {
+			t.Fatalf("rate 0 at %d s, %d steps: the run is progressing", s, p.EnvSteps)
+		}
+		clock = clock.Add(2 * time.Second)
+	}
+	// At 450 s the counter reads 10 updates for the first time; it first read 9 at 406 s
+	// (the first even second past 405), so the span is 44 s for one update.
+	if want := 4096.0 / 44; math.Abs(rate-want) > 1e-9 {
+		t.Errorf("rate at 450 s %v, want %v", rate, want)
+	}
+	for range 100 { // 200 s without a move
+		clock = clock.Add(2 * time.Second)
+		rate = v.currentRate(p)
+	}
+	if rate >= 4096.0/200 {
+		t.Errorf("rate %v after 200 s without progress, want under %v", rate, 4096.0/200)
 	}
 }
