@@ -19,8 +19,9 @@
 # (docs/results/bench-learn-tabletop-spatial-vla-seed*-executed-grpo-positive-T0.03-lr1e-5-131k.json):
 # BC 43 / 40 / 35% greedy, 42 / 29 / 44% sampled; after 131,072 env steps of RL 53 / 28 / 49%
 # greedy and 50 / 43 / 53% sampled. The sampled policy (what RL trains) rises on every seed,
-# the greedy one on two of three. One seed takes about 40 minutes on 2 cores: ~20 cloning
-# (demonstrations, 6 epochs, the clone's evaluation), ~20 of RL and its evaluations.
+# the greedy one on two of three. One seed takes about 30 minutes on 2 cores: ~14 cloning
+# (demonstrations, 6 epochs, the clone's evaluation), ~16 of RL and its evaluations; run on
+# 2026-12-02 it gave seed 1's numbers above exactly (docs/results/example-vla/).
 #
 #   accerl validate examples/vla.hcl
 #   accerl run examples/vla.hcl
