@@ -16,6 +16,26 @@ type ImageDemo struct {
 	Images  [][][]uint8 // len T, each one ImageSize×ImageSize×3 RGB image per camera
 	Proprio [][]float64 // len T, each tabletop.ProprioDim
 	Actions [][]float64 // len T, each tabletop.ActionDim
+	// Labels, when set (DAgger episodes, [CollectDAgger]), is per step the
+	// expert's next actions from that step's state, the teacher-forced target
+	// chunk; Actions[t] is then Labels[t][0]. Nil for the expert's own
+	// episodes, whose chunk at t is Actions[t:t+K].
+	Labels [][][]float64
+}
+
+// chunk returns the K actions of step t's target chunk: Labels[t] when the
+// episode has labels, else Actions[t:t+K]; either is padded by repeating
+// its last action.
+func (d *ImageDemo) chunk(t, k int) [][]float64 {
+	src, at := d.Actions, t
+	if d.Labels != nil {
+		src, at = d.Labels[t], 0
+	}
+	out := make([][]float64, k)
+	for j := range out {
+		out[j] = src[min(at+j, len(src)-1)]
+	}
+	return out
 }
 
 // ImageCollectInput sizes a demonstration set with images.
@@ -75,6 +95,11 @@ func unitBox(n int) (low, high []float64) {
 		low[i], high[i] = -1, 1
 	}
 	return low, high
+}
+
+// demoTokens returns the tokens of step t's target chunk of d ([ImageDemo.chunk]).
+func demoTokens(c vla.Config, d *ImageDemo, t, k int) []int {
+	return chunkTokens(c, d.chunk(t, k), 0, k)
 }
 
 // chunkTokens returns the tokens of the chunk a_t … a_{t+K−1} of actions

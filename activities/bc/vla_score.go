@@ -62,12 +62,8 @@ func (m *VLAModel) Score(demos []ImageDemo, maxSamples, batch int, rule vla.Deco
 				continue
 			}
 			obs = append(obs, m.obs(d.Images[i], d.Instr, d.Proprio[i]))
-			tok = append(tok, chunkTokens(mc, d.Actions, i, m.Chunk))
-			w := make([][]float64, m.Execute)
-			for j := range w {
-				w[j] = d.Actions[min(i+j, len(d.Actions)-1)]
-			}
-			want = append(want, w)
+			tok = append(tok, demoTokens(mc, &d, i, m.Chunk))
+			want = append(want, d.chunk(i, m.Execute))
 		}
 	}
 	if len(obs) == 0 {

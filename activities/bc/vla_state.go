@@ -28,6 +28,9 @@ type VLATrainerState struct {
 
 // State returns the trainer's state after its last epoch.
 func (t *VLATrainer) State() (VLATrainerState, error) {
+	if t.adopted {
+		return VLATrainerState{}, fmt.Errorf("bc vla state: the trainer adopted a saved model; its epoch record is partial")
+	}
 	net, err := t.m.Net.MarshalBinary()
 	if err != nil {
 		return VLATrainerState{}, fmt.Errorf("bc vla state: %w", err)

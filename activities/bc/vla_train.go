@@ -186,6 +186,12 @@ type VLATrainer struct {
 	order []int
 	aug   [][]uint8 // the batch's shifted images (Shift > 0), one buffer per sample and camera
 	soft  *vla.SoftTargets
+
+	// round0 is the epoch the current DAgger round started at (0: the
+	// demonstrations' round) and roundLR its initial learning rate.
+	round0  int
+	roundLR float64
+	adopted bool // Adopt replaced the network: the epoch record is partial
 }
 
 // NewVLATrainer prepares pixel BC on demos: the standardised proprio, the
@@ -200,36 +206,79 @@ func NewVLATrainer(cfg VLAConfig, demos []ImageDemo) (*VLATrainer, error) {
 	}
 	mc := cfg.ModelConfig()
 	t := &VLATrainer{cfg: cfg, mc: mc, m: &VLAModel{Chunk: cfg.Chunk, Execute: cfg.Execute, ImageSize: cfg.ImageSize, Cameras: cfg.cameras()}}
+	if err := t.check(demos); err != nil {
+		return nil, err
+	}
 	var prop []float64
 	for _, d := range demos {
-		if len(d.Instr) > mc.MaxInstr {
-			return nil, fmt.Errorf("bc vla train: instruction of %d tokens, the model takes %d", len(d.Instr), mc.MaxInstr)
-		}
 		for i := range d.Actions {
-			if len(d.Images[i]) != mc.Cameras || len(d.Images[i][0]) != 3*cfg.ImageSize*cfg.ImageSize {
-				return nil, fmt.Errorf("bc vla train: task %d step %d has %d images of %d bytes, want %d of %d×%d×3",
-					d.Task, i, len(d.Images[i]), len(d.Images[i][0]), mc.Cameras, cfg.ImageSize, cfg.ImageSize)
-			}
 			prop = append(prop, d.Proprio[i]...)
 		}
 	}
 	t.m.Proprio = fitNormaliser(prop, tabletop.ProprioDim)
-	for _, d := range demos {
-		for i := range d.Actions {
-			t.obs = append(t.obs, t.m.obs(d.Images[i], d.Instr, d.Proprio[i]))
-			t.tok = append(t.tok, chunkTokens(mc, d.Actions, i, cfg.Chunk))
-		}
-	}
-	t.n = len(t.obs)
-	t.b = min(cfg.Batch, t.n)
+	t.add(demos)
 	t.m.Net = vla.New(mc, rand.New(rand.NewPCG(cfg.Seed, 0x71a)))
 	t.opt = vla.NewAdam[float32](len(t.m.Net.Grads()), cfg.LR)
-	t.bo, t.bt = make([]vla.Obs, t.b), make([][]int, t.b)
 	if cfg.LabelSigma > 0 {
 		t.soft = vla.NewSoftTargets(ActionBins, cfg.LabelSigma)
 	}
-	t.order = make([]int, t.n)
 	return t, nil
+}
+
+// check reports the first demonstration that the model cannot read.
+func (t *VLATrainer) check(demos []ImageDemo) error {
+	mc, size := t.mc, t.cfg.ImageSize
+	for _, d := range demos {
+		if len(d.Instr) > mc.MaxInstr {
+			return fmt.Errorf("bc vla train: instruction of %d tokens, the model takes %d", len(d.Instr), mc.MaxInstr)
+		}
+		if d.Labels != nil && len(d.Labels) != len(d.Actions) {
+			return fmt.Errorf("bc vla train: task %d: %d label chunks for %d steps", d.Task, len(d.Labels), len(d.Actions))
+		}
+		for i := range d.Actions {
+			if len(d.Images[i]) != mc.Cameras || len(d.Images[i][0]) != 3*size*size {
+				return fmt.Errorf("bc vla train: task %d step %d has %d images of %d bytes, want %d of %d×%d×3",
+					d.Task, i, len(d.Images[i]), len(d.Images[i][0]), mc.Cameras, size, size)
+			}
+		}
+	}
+	return nil
+}
+
+// add appends the samples of demos (standardised with the trainer's proprio
+// normaliser) and sizes the batch and shuffle buffers for the new total.
+func (t *VLATrainer) add(demos []ImageDemo) {
+	for _, d := range demos {
+		for i := range d.Actions {
+			t.obs = append(t.obs, t.m.obs(d.Images[i], d.Instr, d.Proprio[i]))
+			t.tok = append(t.tok, demoTokens(t.mc, &d, i, t.cfg.Chunk))
+		}
+	}
+	t.n = len(t.obs)
+	t.b = min(t.cfg.Batch, t.n)
+	t.bo, t.bt = make([]vla.Obs, t.b), make([][]int, t.b)
+	t.order = make([]int, t.n)
+}
+
+// Aggregate is a DAgger round's training step ([CollectDAgger]): it adds
+// demos to the samples (the proprio standardisation stays the one fitted on
+// the first demonstrations, which the network has learned) and schedules
+// epochs more epochs over all of them, the learning rate restarting at lr
+// and decaying linearly to lr/10 over the round. Call it after Done.
+func (t *VLATrainer) Aggregate(demos []ImageDemo, epochs int, lr float64) error {
+	if !t.Done() {
+		return fmt.Errorf("bc vla aggregate: %d of %d epochs still to run", t.cfg.Epochs-t.epoch, t.cfg.Epochs)
+	}
+	if epochs < 1 || !(lr > 0) {
+		return fmt.Errorf("bc vla aggregate: %d epochs at learning rate %v: want positive", epochs, lr)
+	}
+	if err := t.check(demos); err != nil {
+		return err
+	}
+	t.add(demos)
+	t.round0, t.roundLR = t.epoch, lr
+	t.cfg.Epochs = t.epoch + epochs
+	return nil
 }
 
 // Done reports whether all of the configured epochs have run.
@@ -266,8 +315,14 @@ func (t *VLATrainer) Epoch() (float64, error) {
 	shuffleOrder(t.order, cfg.Seed, 0x71a00+uint64(t.epoch))
 	shiftRNG := rand.New(rand.NewPCG(cfg.Seed, 0x5a1f700+uint64(t.epoch)))
 	perEpoch := t.n / b
-	total := cfg.Epochs * perEpoch
-	steps := t.epoch * perEpoch
+	// The learning rate decays over the current round: all epochs, or the
+	// epochs a DAgger round (Aggregate) added.
+	total := (cfg.Epochs - t.round0) * perEpoch
+	steps := (t.epoch - t.round0) * perEpoch
+	lr := cfg.LR
+	if t.round0 > 0 {
+		lr = t.roundLR
+	}
 	sum, acc := 0.0, 0.0
 	for s := range perEpoch {
 		for r, i := range t.order[s*b : (s+1)*b] {
@@ -276,7 +331,7 @@ func (t *VLATrainer) Epoch() (float64, error) {
 				t.bo[r].Images = t.shifted(r, t.obs[i].Images, shiftRNG)
 			}
 		}
-		t.opt.LR = decayedLR(cfg.LR, steps, total)
+		t.opt.LR = decayedLR(lr, steps, total)
 		t.tape = net.ForwardInto(t.tape, t.bo, t.bt)
 		var l, a float64
 		net.ZeroGrads()
@@ -342,4 +397,27 @@ func TrainVLA(cfg VLAConfig, demos []ImageDemo) (*VLAModel, VLATrainResult, erro
 		return nil, VLATrainResult{}, err
 	}
 	return runEpochs(t)
+}
+
+// Adopt replaces the trainer's network by m's, a model trained earlier on
+// the same demonstrations (its proprio standardisation must be the one this
+// trainer fitted), and marks the configured epochs done with a fresh
+// optimizer, so that DAgger rounds ([VLATrainer.Aggregate]) can continue
+// from a saved clone without cloning it again. The epoch record (Result's
+// losses) then holds only the epochs run after it, and State is refused.
+func (t *VLATrainer) Adopt(m *VLAModel) error {
+	if m.Net.Config() != t.mc {
+		return fmt.Errorf("bc vla adopt: the model's network is not the one this config builds")
+	}
+	if !slices.Equal(m.Proprio.Mean, t.m.Proprio.Mean) || !slices.Equal(m.Proprio.Std, t.m.Proprio.Std) {
+		return fmt.Errorf("bc vla adopt: the model was trained on other demonstrations (its proprio standardisation differs)")
+	}
+	if m.Chunk != t.cfg.Chunk {
+		return fmt.Errorf("bc vla adopt: the model predicts chunks of %d, the config %d", m.Chunk, t.cfg.Chunk)
+	}
+	t.m.Net = m.Net
+	t.adopted = true
+	t.opt = vla.NewAdam[float32](len(t.m.Net.Grads()), t.cfg.LR)
+	t.epoch = t.cfg.Epochs
+	return nil
 }

@@ -56,6 +56,27 @@ type bcVLABenchResult struct {
 	CollectS     float64      `json:"collect_s"`
 	TrainS       float64      `json:"train_s"`
 	EvalS        float64      `json:"eval_s"`
+	// DAgger is one entry per DAgger round (--dagger-rounds), after the plain clone's
+	// evaluation as round 0; SuccessRate and Tasks are then the last round's policy's.
+	DAgger []daggerRoundResult `json:"dagger,omitempty"`
+}
+
+// daggerRoundResult is one DAgger round of `bench bc --policy vla`: the clone's own episodes
+// (from random resets, all labelled by the expert and added to the training set), the training
+// on the union, and the greedy success after it from the fixed initial states.
+type daggerRoundResult struct {
+	Round int `json:"round"`
+	// Episodes, RolloutSuccesses and Steps are the round's rollouts (0 for round 0).
+	Episodes         int       `json:"episodes,omitempty"`
+	RolloutSuccesses int       `json:"rollout_successes,omitempty"`
+	Steps            int       `json:"labelled_steps,omitempty"`
+	Samples          int       `json:"samples"`
+	EpochLoss        []float64 `json:"epoch_cross_entropy,omitempty"`
+	LR               float64   `json:"learning_rate,omitempty"`
+	SuccessRate      float64   `json:"success_rate"`
+	CollectS         float64   `json:"collect_s,omitempty"`
+	TrainS           float64   `json:"train_s,omitempty"`
+	EvalS            float64   `json:"eval_s"`
 }
 
 // vlaBenchFlags are the flags of `bench bc` that only the vla policy reads.
@@ -66,6 +87,10 @@ type vlaBenchFlags struct {
 	ensemble     int            // temporal ensembling over this many chunks (bc.VLAActor.Ensemble); ≤ 1 is off
 	saveModel    string         // write the trained model here
 	loadModel    string         // evaluate this model instead of training
+	// DAgger rounds after cloning (bc.CollectDAgger), each of daggerEpisodes per task and
+	// daggerEpochs epochs at daggerLR.
+	daggerRounds, daggerEpisodes, daggerEpochs int
+	daggerLR                                   float64
 }
 
 // benchBCVLA is `bench bc --policy vla`: demonstrations with images, the micro-VLA cloned
@@ -88,6 +113,7 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 	collectS := time.Since(start).Seconds()
 	var tres bc.VLATrainResult
 	var model *bc.VLAModel
+	var tr *bc.VLATrainer
 	if v.loadModel != "" {
 		b, err := os.ReadFile(v.loadModel)
 		if err != nil {
@@ -107,9 +133,17 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 			tres.Samples += len(d.Actions)
 		}
 		fmt.Fprintf(stdout, "loaded %s (chunk %d, executing %d); recorded %d samples in %.0fs\n", v.loadModel, model.Chunk, model.Execute, tres.Samples, collectS)
+		if v.daggerRounds > 0 {
+			if tr, err = bc.NewVLATrainer(cfg, demos); err != nil {
+				return fmt.Errorf("bench bc: %w", err)
+			}
+			if err := tr.Adopt(model); err != nil {
+				return fmt.Errorf("bench bc: --load-model %s with --dagger-rounds: %w", v.loadModel, err)
+			}
+			model = tr.Model()
+		}
 	} else {
-		tr, err := bc.NewVLATrainer(cfg, demos)
-		if err != nil {
+		if tr, err = bc.NewVLATrainer(cfg, demos); err != nil {
 			return fmt.Errorf("bench bc: %w", err)
 		}
 		fmt.Fprintf(stdout, "recorded %d samples in %.0fs\n", tr.Samples(), collectS)
@@ -127,14 +161,8 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 		}
 		tres = tr.Result()
 		model = tr.Model()
-		if v.saveModel != "" {
-			b, err := model.MarshalBinary()
-			if err != nil {
-				return fmt.Errorf("bench bc: %w", err)
-			}
-			if err := os.WriteFile(v.saveModel, b, 0o644); err != nil {
-				return fmt.Errorf("bench bc: %w", err)
-			}
+		if err := saveVLAModel(v.saveModel, model); err != nil {
+			return err
 		}
 	}
 	res := bcVLABenchResult{Suite: f.suite, Policy: "vla", PerTask: f.perTask, DemoNoise: f.noise, DemoSteps: tres.Samples,
@@ -162,10 +190,76 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 			}
 		}
 	}
+	ev, err := evaluateBCVLA(model, f, v, &res, stdout)
+	if err != nil {
+		return err
+	}
+	if v.daggerRounds > 0 {
+		res.DAgger = []daggerRoundResult{{Round: 0, Samples: tr.Samples(), EpochLoss: tres.EpochLoss, SuccessRate: ev.SuccessRate,
+			CollectS: collectS, TrainS: tres.TrainS, EvalS: res.EvalS}}
+	}
+	for round := 1; round <= v.daggerRounds; round++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		t0 := time.Now()
+		labelled, st, err := bc.CollectDAgger(bc.DAggerInput{Suite: f.suite, Tasks: f.tasks, PerTask: v.daggerEpisodes,
+			Seed: f.seed<<8 + uint64(round), Decode: v.decode}, model)
+		if err != nil {
+			return fmt.Errorf("bench bc: dagger round %d: %w", round, err)
+		}
+		rr := daggerRoundResult{Round: round, Episodes: st.Episodes, RolloutSuccesses: st.Successes, Steps: st.Steps,
+			LR: v.daggerLR, CollectS: time.Since(t0).Seconds()}
+		if err := tr.Aggregate(labelled, v.daggerEpochs, v.daggerLR); err != nil {
+			return fmt.Errorf("bench bc: dagger round %d: %w", round, err)
+		}
+		rr.Samples = tr.Samples()
+		fmt.Fprintf(stdout, "\nDAgger round %d: the clone played %d episodes from random resets (%d succeeded), %d steps labelled by the expert in %.0fs; training %d epochs over %d samples at lr %g\n",
+			round, st.Episodes, st.Successes, st.Steps, rr.CollectS, v.daggerEpochs, rr.Samples, v.daggerLR)
+		trainStart := tr.Result().TrainS
+		for !tr.Done() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			l, err := tr.Epoch()
+			if err != nil {
+				return fmt.Errorf("bench bc: dagger round %d: %w", round, err)
+			}
+			r := tr.Result()
+			rr.EpochLoss = append(rr.EpochLoss, l)
+			fmt.Fprintf(stdout, "  epoch %d/%d: cross-entropy %.3f nats/token, token accuracy %.3f, %.0fs\n",
+				len(rr.EpochLoss), v.daggerEpochs, l, r.EpochAccuracy[len(r.EpochAccuracy)-1], r.TrainS-trainStart)
+		}
+		rr.TrainS = tr.Result().TrainS - trainStart
+		model = tr.Model()
+		if err := saveVLAModel(v.saveModel, model); err != nil {
+			return err
+		}
+		if ev, err = evaluateBCVLA(model, f, v, &res, stdout); err != nil {
+			return err
+		}
+		rr.SuccessRate, rr.EvalS = ev.SuccessRate, res.EvalS
+		res.DAgger = append(res.DAgger, rr)
+		if f.jsonOut != "" && round < v.daggerRounds { // the rounds so far, in case the run is stopped
+			if err := writeJSONFile(f.jsonOut, res); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(stdout, "DAgger round %d: greedy success %.1f%% (round 0, the plain clone: %.1f%%)\n", round, 100*ev.SuccessRate, 100*res.DAgger[0].SuccessRate)
+	}
+	if f.jsonOut != "" {
+		return writeJSONFile(f.jsonOut, res)
+	}
+	return nil
+}
+
+// evaluateBCVLA plays model from the fixed initial states (v's decoding and ensembling), prints
+// the per-task table and the summary line, and fills res's evaluation fields.
+func evaluateBCVLA(model *bc.VLAModel, f bcBenchFlags, v vlaBenchFlags, res *bcVLABenchResult, stdout io.Writer) (bc.EvalResult, error) {
 	t0 := time.Now()
 	actor, err := model.ActorDecode(v.decode)
 	if err != nil {
-		return fmt.Errorf("bench bc: %w", err)
+		return bc.EvalResult{}, fmt.Errorf("bench bc: %w", err)
 	}
 	if v.ensemble > 1 {
 		actor.Ensemble = v.ensemble
@@ -174,7 +268,7 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 	}
 	ev, err := bc.EvaluateEnv(actor, model.EnvConfig(f.suite), f.tasks, f.inits)
 	if err != nil {
-		return fmt.Errorf("bench bc: %w", err)
+		return bc.EvalResult{}, fmt.Errorf("bench bc: %w", err)
 	}
 	res.ActMs, res.ActCalls = float64(actor.MeanActLatency().Microseconds())/1000, actor.Calls
 	res.SuccessRate, res.EvalS = ev.SuccessRate, time.Since(t0).Seconds()
@@ -182,12 +276,24 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 		res.ActBatch = float64(actor.Rows) / float64(actor.Calls)
 	}
 	if res.Tasks, err = printBCTasks(stdout, f.suite, ev); err != nil {
-		return err
+		return bc.EvalResult{}, err
 	}
 	fmt.Fprintf(stdout, "\n%s: greedy VLA BC success %.1f%% over %d tasks × %d initial states; trained %.0fs at %.0f samples/s; act %.1f ms per call (mean batch %.1f); evaluation %.0fs\n",
 		f.suite, 100*ev.SuccessRate, len(f.tasks), f.inits, res.TrainS, res.TrainSamplesPerS, res.ActMs, res.ActBatch, res.EvalS)
-	if f.jsonOut != "" {
-		return writeJSONFile(f.jsonOut, res)
+	return ev, nil
+}
+
+// saveVLAModel writes model to path (nothing when path is empty).
+func saveVLAModel(path string, model *bc.VLAModel) error {
+	if path == "" {
+		return nil
+	}
+	b, err := model.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("bench bc: %w", err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("bench bc: %w", err)
 	}
 	return nil
 }

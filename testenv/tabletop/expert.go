@@ -16,6 +16,7 @@ type Expert struct {
 	// Noise is the standard deviation of the action noise; NewExpert sets
 	// 0.05.
 	Noise float64
+	src   *rand.PCG // rng's state, copied by Clone
 	rng   *rand.Rand
 
 	episode uint64
@@ -38,7 +39,22 @@ type Expert struct {
 // NewExpert returns an expert whose noise is drawn from a PCG generator
 // seeded with seed.
 func NewExpert(seed uint64) *Expert {
-	return &Expert{Noise: 0.05, rng: rand.New(rand.NewPCG(seed, 0x6578706572740a)), sub: -1}
+	src := rand.NewPCG(seed, 0x6578706572740a)
+	return &Expert{Noise: 0.05, src: src, rng: rand.New(src), sub: -1}
+}
+
+// Clone returns an independent copy of x: its plan (task, goal conjunct,
+// phase, waypoint, stall and retry counts) and its noise stream's position.
+// Played on a copy of the environment (Env.MarshalBinary into another
+// Env), the clone takes exactly the actions x would take from there, and x
+// is left as it was: how DAgger asks the expert for its next K actions from
+// a state the learner reached.
+func (x *Expert) Clone() *Expert {
+	c := *x
+	src := *x.src
+	c.src = &src
+	c.rng = rand.New(c.src)
+	return &c
 }
 
 // Expert phase numbers (shared by the plans; each plan uses a prefix).

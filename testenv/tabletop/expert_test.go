@@ -72,3 +72,71 @@ func TestRenderEpisode(t *testing.T) {
 		t.Error("task 10 accepted")
 	}
 }
+
+// TestExpertClone plays a noisy expert for 30 steps, then a clone of it on a copy of the
+// environment: the clone's next 40 actions equal the original's bit for bit (same plan, same
+// noise stream), and playing the clone leaves the original's actions unchanged.
+func TestExpertClone(t *testing.T) {
+	newEnv := func() *Env {
+		e, err := New(Config{Suite: SuiteSpatial, Tasks: []int{4}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	play := func(cloneAt int) [][]float64 {
+		e, scratch := newEnv(), newEnv()
+		e.ResetTo(4, 7)
+		x := NewExpert(9)
+		var out [][]float64
+		for step := range 70 {
+			if step == cloneAt {
+				b, err := e.MarshalBinary()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := scratch.UnmarshalBinary(b); err != nil {
+					t.Fatal(err)
+				}
+				c := x.Clone()
+				for range 40 {
+					scratch.Step(c.Act(scratch))
+				}
+			}
+			a := x.Act(e)
+			out = append(out, a)
+			e.Step(a)
+		}
+		return out
+	}
+	ref := play(-1)
+	got := play(30)
+	for i := range ref {
+		for j := range ref[i] {
+			if got[i][j] != ref[i][j] {
+				t.Fatalf("step %d: action %v after playing a clone, %v without", i, got[i], ref[i])
+			}
+		}
+	}
+	// The clone's own actions: replay from step 30 on a copy and compare to ref[30:].
+	e, scratch := newEnv(), newEnv()
+	e.ResetTo(4, 7)
+	x := NewExpert(9)
+	for range 30 {
+		e.Step(x.Act(e))
+	}
+	b, _ := e.MarshalBinary()
+	if err := scratch.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	c := x.Clone()
+	for i := 30; i < 70; i++ {
+		a := c.Act(scratch)
+		scratch.Step(a)
+		for j := range a {
+			if a[j] != ref[i][j] {
+				t.Fatalf("clone step %d: %v, original %v", i, a, ref[i])
+			}
+		}
+	}
+}

@@ -1,0 +1,179 @@
+package bc
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/accerl/accerl/kernels/vla"
+	"github.com/accerl/accerl/testenv/tabletop"
+)
+
+// DAgger (Ross, Gordon and Bagnell, 2011, "A Reduction of Imitation Learning
+// and Structured Prediction to No-Regret Online Learning") trains a clone on
+// the states it reaches itself: the clone plays, the expert labels every
+// state it visits with what it would do there, the labelled states join the
+// demonstrations, and the clone trains on the union. Plain BC only sees the
+// expert's own states, so a clone that drifts off them meets states it never
+// learned a correction for; the measurements of docs/results/vla-bc-notes.md
+// point there (held-out error equals training error, twice the
+// demonstrations barely move it). The scripted expert is closed loop, so it
+// can label any state.
+
+// DAggerInput sizes one DAgger round.
+type DAggerInput struct {
+	Suite string
+	Tasks []int
+	// PerTask episodes per task are played by the clone from randomised
+	// resets (never the evaluation's fixed initial states); all of them are
+	// kept, failed or not.
+	PerTask int
+	// Seed picks the resets and the labelling experts' streams; give each
+	// round its own.
+	Seed uint64
+	// Decode is how the clone picks its tokens, a deterministic rule:
+	// vla.DecodeArgmax is the policy BC evaluates.
+	Decode vla.DecodeRule
+}
+
+// DAggerStats counts a round's episodes and labelled steps.
+type DAggerStats struct {
+	Episodes  int `json:"episodes"`
+	Successes int `json:"successes"`
+	Steps     int `json:"steps"`
+}
+
+// daggerStream separates the rounds' reset streams from Collect's (whose
+// stream is the task index).
+const daggerStream = 0xda66e7 << 20
+
+// daggerRun is one episode of a round: the environment the clone acts in,
+// the expert that tracks it, a scratch environment for the expert's
+// lookahead, and the episode recorded so far.
+type daggerRun struct {
+	env, scratch *tabletop.Env
+	x            *tabletop.Expert
+	d            ImageDemo
+	done, won    bool
+}
+
+// CollectDAgger plays m's clone (m.Execute actions of each decoded chunk,
+// all episodes in lockstep as [EvaluateEnv] plays them) for in.PerTask
+// episodes per task and records, before every step, the camera images and
+// proprioception the clone read and the expert's label: the m.Chunk actions
+// a noise-free expert would take from that state on ([ImageDemo.Labels]).
+// The first of them comes from an expert that has followed the episode (its
+// plan, phase and retries track the clone's states); the rest from a clone
+// of that expert playing on in a copy of the environment, so that a chunk is
+// the expert's plan from the state, not the clone's later states' labels.
+func CollectDAgger(in DAggerInput, m *VLAModel) ([]ImageDemo, DAggerStats, error) {
+	if in.PerTask < 1 || len(in.Tasks) == 0 {
+		return nil, DAggerStats{}, fmt.Errorf("bc dagger: %d episodes per task of %d tasks: want at least one", in.PerTask, len(in.Tasks))
+	}
+	actor, err := m.ActorDecode(in.Decode)
+	if err != nil {
+		return nil, DAggerStats{}, fmt.Errorf("bc dagger: %w", err)
+	}
+	return collectDAgger(in, actor, m.EnvConfig(in.Suite), m.Chunk)
+}
+
+// collectDAgger is CollectDAgger with any actor (the unit test plays the
+// expert itself) on environments of envCfg, labelling chunks of k actions.
+func collectDAgger(in DAggerInput, actor Actor, envCfg tabletop.Config, k int) ([]ImageDemo, DAggerStats, error) {
+	var runs []*daggerRun
+	var envs []*tabletop.Env
+	for _, task := range in.Tasks {
+		for e := range in.PerTask {
+			cfg := envCfg
+			cfg.Tasks = []int{task}
+			env, err := tabletop.New(cfg)
+			if err != nil {
+				return nil, DAggerStats{}, fmt.Errorf("bc dagger: %w", err)
+			}
+			scratch, err := tabletop.New(tabletop.Config{Suite: in.Suite, Tasks: []int{task}})
+			if err != nil {
+				return nil, DAggerStats{}, fmt.Errorf("bc dagger: %w", err)
+			}
+			id := uint64(task)<<16 | uint64(e)
+			env.Reset(rand.New(rand.NewPCG(in.Seed, daggerStream|id)))
+			x := tabletop.NewExpert(in.Seed*1000003 + daggerStream | id)
+			x.Noise = 0
+			r := &daggerRun{env: env, scratch: scratch, x: x, d: ImageDemo{Task: task, Instr: env.InstructionTokens()}}
+			runs, envs = append(runs, r), append(envs, env)
+		}
+	}
+	acts := make([][]float64, len(envs))
+	for i := range acts {
+		acts[i] = make([]float64, tabletop.ActionDim)
+	}
+	for {
+		var live []int
+		for i, r := range runs {
+			if !r.done {
+				live = append(live, i)
+			}
+		}
+		if len(live) == 0 {
+			break
+		}
+		actor.Act(envs, nil, live, acts)
+		for _, i := range live {
+			r := runs[i]
+			if err := r.record(k); err != nil {
+				return nil, DAggerStats{}, err
+			}
+			_, _, term, trunc := r.env.Step(acts[i])
+			if term || trunc {
+				r.done, r.won = true, term
+			}
+		}
+	}
+	out := make([]ImageDemo, len(runs))
+	st := DAggerStats{Episodes: len(runs)}
+	for i, r := range runs {
+		out[i] = r.d
+		st.Steps += len(r.d.Actions)
+		if r.won {
+			st.Successes++
+		}
+	}
+	return out, st, nil
+}
+
+// record appends the current step: images (copied), proprioception and the
+// expert's chunk of k actions from this state.
+func (r *daggerRun) record(k int) error {
+	ims := r.env.Images()
+	buf := make([]uint8, 0, len(ims)*len(ims[0]))
+	frame := make([][]uint8, len(ims))
+	for c, im := range ims {
+		buf = append(buf, im...)
+		frame[c] = buf[len(buf)-len(im):]
+	}
+	labels := make([][]float64, 0, k)
+	labels = append(labels, r.x.Act(r.env))
+	if k > 1 {
+		b, err := r.env.MarshalBinary()
+		if err != nil {
+			return fmt.Errorf("bc dagger: %w", err)
+		}
+		if err := r.scratch.UnmarshalBinary(b); err != nil {
+			return fmt.Errorf("bc dagger: %w", err)
+		}
+		plan := r.x.Clone()
+		_, _, term, _ := r.scratch.Step(labels[0])
+		for len(labels) < k {
+			if term { // the goal holds: the chunk ends as a demonstration's does, on its last action
+				labels = append(labels, labels[len(labels)-1])
+				continue
+			}
+			a := plan.Act(r.scratch)
+			labels = append(labels, a)
+			_, _, term, _ = r.scratch.Step(a)
+		}
+	}
+	r.d.Images = append(r.d.Images, frame)
+	r.d.Proprio = append(r.d.Proprio, r.env.Proprio())
+	r.d.Actions = append(r.d.Actions, labels[0])
+	r.d.Labels = append(r.d.Labels, labels)
+	return nil
+}

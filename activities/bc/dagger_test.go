@@ -1,0 +1,124 @@
+package bc
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/accerl/accerl/kernels/vla"
+	"github.com/accerl/accerl/testenv/tabletop"
+)
+
+// TestDAggerLabelsAreTheExpertsPlan lets the noise-free expert itself be the
+// learner: then the state it reaches after j steps is the one the lookahead
+// simulated, so every step's label chunk must equal the actions the episode
+// actually took next (bit for bit, the last repeated past the end), every
+// episode must succeed, and each step must carry its images and
+// proprioception.
+func TestDAggerLabelsAreTheExpertsPlan(t *testing.T) {
+	const k = 5
+	in := DAggerInput{Suite: tabletop.SuiteSpatial, Tasks: []int{2, 7}, PerTask: 2, Seed: 3}
+	envCfg := tabletop.Config{Suite: in.Suite, ImageSize: 16, Cameras: []string{tabletop.CameraWrist}}
+	demos, st, err := collectDAgger(in, &ExpertActor{}, envCfg, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Episodes != 4 || st.Successes != 4 || len(demos) != 4 {
+		t.Fatalf("stats %+v, %d episodes; want 4 successful", st, len(demos))
+	}
+	steps := 0
+	for n, d := range demos {
+		T := len(d.Actions)
+		steps += T
+		if len(d.Labels) != T || len(d.Images) != T || len(d.Proprio) != T || T < 10 {
+			t.Fatalf("episode %d: %d actions, %d labels, %d frames, %d proprio", n, T, len(d.Labels), len(d.Images), len(d.Proprio))
+		}
+		for i := range T {
+			if len(d.Labels[i]) != k {
+				t.Fatalf("episode %d step %d: chunk of %d, want %d", n, i, len(d.Labels[i]), k)
+			}
+			for j, a := range d.Labels[i] {
+				if want := d.Actions[min(i+j, T-1)]; !slices.Equal(a, want) {
+					t.Fatalf("episode %d step %d: label %d is %v, the episode took %v", n, i, j, a, want)
+				}
+			}
+			if len(d.Images[i]) != 1 || len(d.Images[i][0]) != 16*16*3 {
+				t.Fatalf("episode %d step %d: %d images", n, i, len(d.Images[i]))
+			}
+		}
+		if slices.Equal(d.Images[0][0], d.Images[T-1][0]) {
+			t.Errorf("episode %d: first and last frames equal; frames must be copies", n)
+		}
+		if d.Task != in.Tasks[n/2] || len(d.Instr) == 0 {
+			t.Errorf("episode %d: task %d, instruction %v", n, d.Task, d.Instr)
+		}
+	}
+	if st.Steps != steps {
+		t.Errorf("stats count %d steps, the episodes %d", st.Steps, steps)
+	}
+	// Another round's seed resets other scenes.
+	in.Seed = 4
+	other, _, err := collectDAgger(in, &ExpertActor{}, envCfg, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(other[0].Proprio[0], demos[0].Proprio[0]) && slices.Equal(other[0].Images[0][0], demos[0].Images[0][0]) {
+		t.Error("seeds 3 and 4 start the same scene")
+	}
+}
+
+// TestDAggerRound clones a tiny model from a few demonstrations, plays a
+// DAgger round with it and trains on the union: the round's episodes are
+// recorded (failures too), the samples grow by exactly the round's steps,
+// Aggregate schedules the round's epochs, the chunk targets of the new
+// samples are the labels, and training goes on with a finite loss.
+func TestDAggerRound(t *testing.T) {
+	cfg := DefaultVLAConfig()
+	cfg.ImageSize, cfg.Cameras, cfg.Dim, cfg.Layers, cfg.Chunk, cfg.Epochs = 16, []string{tabletop.CameraWrist}, 16, 1, 3, 1
+	demos, err := CollectImages(ImageCollectInput{CollectInput: CollectInput{Suite: tabletop.SuiteSpatial, Tasks: []int{1},
+		PerTask: 3, Noise: 0.1, Seed: 2}, ImageSize: cfg.ImageSize, Cameras: cfg.Cameras})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := NewVLATrainer(cfg, demos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Aggregate(nil, 1, 1e-3); err == nil {
+		t.Error("Aggregate before the epochs ran was accepted")
+	}
+	if _, err := tr.Epoch(); err != nil {
+		t.Fatal(err)
+	}
+	before := tr.Samples()
+	round, st, err := CollectDAgger(DAggerInput{Suite: tabletop.SuiteSpatial, Tasks: []int{1}, PerTask: 2, Seed: 9, Decode: vla.DecodeArgmax}, tr.Model())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Episodes != 2 || st.Steps < 2 || len(round) != 2 {
+		t.Fatalf("round %+v", st)
+	}
+	if _, _, err := CollectDAgger(DAggerInput{Suite: tabletop.SuiteSpatial, Tasks: []int{1}, PerTask: 1, Seed: 9, Decode: vla.DecodeSample}, tr.Model()); err == nil {
+		t.Error("a sampling clone was accepted; DAgger's rollouts must be reproducible")
+	}
+	if err := tr.Aggregate(round, 2, 1e-3); err != nil {
+		t.Fatal(err)
+	}
+	if tr.Samples() != before+st.Steps || tr.Done() {
+		t.Fatalf("%d samples after aggregating %d steps to %d; done %v", tr.Samples(), st.Steps, before, tr.Done())
+	}
+	mc := tr.mc
+	last := round[1]
+	if got, want := tr.tok[tr.Samples()-1], chunkTokens(mc, last.Labels[len(last.Labels)-1], 0, cfg.Chunk); !slices.Equal(got, want) {
+		t.Errorf("last sample's target %v, want its label chunk %v", got, want)
+	}
+	for !tr.Done() {
+		l, err := tr.Epoch()
+		if err != nil || math.IsNaN(l) {
+			t.Fatalf("epoch after aggregating: loss %v, %v", l, err)
+		}
+	}
+	if r := tr.Result(); len(r.EpochLoss) != 3 {
+		t.Errorf("%d epoch losses, want 1 + 2", len(r.EpochLoss))
+	}
+}
