@@ -53,7 +53,6 @@ type daggerRun struct {
 	env, scratch *tabletop.Env
 	x            *tabletop.Expert
 	d            ImageDemo
-	done, won    bool
 }
 
 // CollectDAgger plays m's clone (m.Execute actions of each decoded chunk,
@@ -101,54 +100,25 @@ func collectDAgger(in DAggerInput, actor Actor, envCfg tabletop.Config, k int) (
 			runs, envs = append(runs, r), append(envs, env)
 		}
 	}
-	acts := make([][]float64, len(envs))
-	for i := range acts {
-		acts[i] = make([]float64, tabletop.ActionDim)
-	}
-	for {
-		var live []int
-		for i, r := range runs {
-			if !r.done {
-				live = append(live, i)
-			}
-		}
-		if len(live) == 0 {
-			break
-		}
-		actor.Act(envs, nil, live, acts)
-		for _, i := range live {
-			r := runs[i]
-			if err := r.record(k); err != nil {
-				return nil, DAggerStats{}, err
-			}
-			_, _, term, trunc := r.env.Step(acts[i])
-			if term || trunc {
-				r.done, r.won = true, term
-			}
-		}
+	won, err := playLockstep(actor, envs, nil, func(i int) error { return runs[i].record(k) })
+	if err != nil {
+		return nil, DAggerStats{}, err
 	}
 	out := make([]ImageDemo, len(runs))
 	st := DAggerStats{Episodes: len(runs)}
 	for i, r := range runs {
 		out[i] = r.d
 		st.Steps += len(r.d.Actions)
-		if r.won {
+		if won[i] {
 			st.Successes++
 		}
 	}
 	return out, st, nil
 }
 
-// record appends the current step: images (copied), proprioception and the
-// expert's chunk of k actions from this state.
+// record appends the current step ([ImageDemo.record]) and the expert's
+// chunk of k actions from this state.
 func (r *daggerRun) record(k int) error {
-	ims := r.env.Images()
-	buf := make([]uint8, 0, len(ims)*len(ims[0]))
-	frame := make([][]uint8, len(ims))
-	for c, im := range ims {
-		buf = append(buf, im...)
-		frame[c] = buf[len(buf)-len(im):]
-	}
 	labels := make([][]float64, 0, k)
 	labels = append(labels, r.x.Act(r.env))
 	if k > 1 {
@@ -171,9 +141,7 @@ func (r *daggerRun) record(k int) error {
 			_, _, term, _ = r.scratch.Step(a)
 		}
 	}
-	r.d.Images = append(r.d.Images, frame)
-	r.d.Proprio = append(r.d.Proprio, r.env.Proprio())
-	r.d.Actions = append(r.d.Actions, labels[0])
+	r.d.record(r.env, labels[0])
 	r.d.Labels = append(r.d.Labels, labels)
 	return nil
 }

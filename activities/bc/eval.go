@@ -54,30 +54,9 @@ func EvaluateEnv(actor Actor, envCfg tabletop.Config, tasks []int, inits int) (E
 			envs = append(envs, e)
 		}
 	}
-	done := make([]bool, len(envs))
-	won := make([]bool, len(envs))
-	acts := make([][]float64, len(envs))
-	for i := range acts {
-		acts[i] = make([]float64, tabletop.ActionDim)
-	}
-	for {
-		var live []int
-		for i, d := range done {
-			if !d {
-				live = append(live, i)
-			}
-		}
-		if len(live) == 0 {
-			break
-		}
-		actor.Act(envs, obs, live, acts)
-		for _, i := range live {
-			var term, trunc bool
-			obs[i], _, term, trunc = envs[i].Step(acts[i])
-			if term || trunc {
-				done[i], won[i] = true, term
-			}
-		}
+	won, err := playLockstep(actor, envs, obs, nil)
+	if err != nil {
+		return EvalResult{}, err
 	}
 	res := EvalResult{}
 	total := 0
@@ -93,6 +72,46 @@ func EvaluateEnv(actor Actor, envCfg tabletop.Config, tasks []int, inits int) (E
 	}
 	res.SuccessRate = float64(total) / float64(len(envs))
 	return res, nil
+}
+
+// playLockstep plays actor in envs, all episodes in lockstep, until each
+// terminates (won) or is truncated, and reports which were won. obs, when
+// non-nil, holds each env's current observation and is kept current;
+// before, when non-nil, runs for each live episode before its step (after
+// the actor has chosen its action) and stops the play on an error.
+func playLockstep(actor Actor, envs []*tabletop.Env, obs [][]float64, before func(i int) error) ([]bool, error) {
+	done := make([]bool, len(envs))
+	won := make([]bool, len(envs))
+	acts := make([][]float64, len(envs))
+	for i := range acts {
+		acts[i] = make([]float64, tabletop.ActionDim)
+	}
+	for {
+		var live []int
+		for i, d := range done {
+			if !d {
+				live = append(live, i)
+			}
+		}
+		if len(live) == 0 {
+			return won, nil
+		}
+		actor.Act(envs, obs, live, acts)
+		for _, i := range live {
+			if before != nil {
+				if err := before(i); err != nil {
+					return nil, err
+				}
+			}
+			o, _, term, trunc := envs[i].Step(acts[i])
+			if obs != nil {
+				obs[i] = o
+			}
+			if term || trunc {
+				done[i], won[i] = true, term
+			}
+		}
+	}
 }
 
 // ExpertActor plays one noise-free tabletop.Expert per environment: the

@@ -38,6 +38,22 @@ func (d *ImageDemo) chunk(t, k int) [][]float64 {
 	return out
 }
 
+// record appends env's current step to d: its camera images (copied, one
+// allocation for all cameras: the env reuses its buffers), its
+// proprioception and the action a taken from it.
+func (d *ImageDemo) record(env *tabletop.Env, a []float64) {
+	ims := env.Images()
+	buf := make([]uint8, 0, len(ims)*len(ims[0]))
+	frame := make([][]uint8, len(ims))
+	for c, im := range ims {
+		buf = append(buf, im...)
+		frame[c] = buf[len(buf)-len(im):]
+	}
+	d.Images = append(d.Images, frame)
+	d.Proprio = append(d.Proprio, env.Proprio())
+	d.Actions = append(d.Actions, a)
+}
+
 // ImageCollectInput sizes a demonstration set with images.
 type ImageCollectInput struct {
 	CollectInput
@@ -56,17 +72,7 @@ func CollectImages(in ImageCollectInput) ([]ImageDemo, error) {
 	err := playExpert(in.CollectInput, envCfg, demoRecorder{
 		begin: func(env *tabletop.Env) { d = ImageDemo{Task: env.Task(), Instr: env.InstructionTokens()} },
 		step: func(env *tabletop.Env, _, a []float64) {
-			// One allocation per step for all cameras: the env reuses its buffers.
-			ims := env.Images()
-			buf := make([]uint8, 0, len(ims)*len(ims[0]))
-			frame := make([][]uint8, len(ims))
-			for c, im := range ims {
-				buf = append(buf, im...)
-				frame[c] = buf[len(buf)-len(im):]
-			}
-			d.Images = append(d.Images, frame)
-			d.Proprio = append(d.Proprio, env.Proprio())
-			d.Actions = append(d.Actions, a)
+			d.record(env, a)
 		},
 		keep: func() { out = append(out, d) },
 	})

@@ -188,7 +188,8 @@ type VLATrainer struct {
 	soft  *vla.SoftTargets
 
 	// round0 is the epoch the current DAgger round started at (0: the
-	// demonstrations' round) and roundLR its initial learning rate.
+	// demonstrations' round) and roundLR its initial learning rate (cfg.LR
+	// for the demonstrations' round).
 	round0  int
 	roundLR float64
 	adopted bool // Adopt replaced the network: the epoch record is partial
@@ -205,7 +206,7 @@ func NewVLATrainer(cfg VLAConfig, demos []ImageDemo) (*VLATrainer, error) {
 		return nil, fmt.Errorf("bc vla train: no demonstrations")
 	}
 	mc := cfg.ModelConfig()
-	t := &VLATrainer{cfg: cfg, mc: mc, m: &VLAModel{Chunk: cfg.Chunk, Execute: cfg.Execute, ImageSize: cfg.ImageSize, Cameras: cfg.cameras()}}
+	t := &VLATrainer{cfg: cfg, mc: mc, roundLR: cfg.LR, m: &VLAModel{Chunk: cfg.Chunk, Execute: cfg.Execute, ImageSize: cfg.ImageSize, Cameras: cfg.cameras()}}
 	if err := t.check(demos); err != nil {
 		return nil, err
 	}
@@ -319,10 +320,7 @@ func (t *VLATrainer) Epoch() (float64, error) {
 	// epochs a DAgger round (Aggregate) added.
 	total := (cfg.Epochs - t.round0) * perEpoch
 	steps := (t.epoch - t.round0) * perEpoch
-	lr := cfg.LR
-	if t.round0 > 0 {
-		lr = t.roundLR
-	}
+	lr := t.roundLR
 	sum, acc := 0.0, 0.0
 	for s := range perEpoch {
 		for r, i := range t.order[s*b : (s+1)*b] {
