@@ -3,6 +3,7 @@ package bc
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/accerl/accerl/kernels/vla"
@@ -64,6 +65,26 @@ func TestDAggerLabelsAreTheExpertsPlan(t *testing.T) {
 	}
 	if slices.Equal(other[0].Proprio[0], demos[0].Proprio[0]) && slices.Equal(other[0].Images[0][0], demos[0].Images[0][0]) {
 		t.Error("seeds 3 and 4 start the same scene")
+	}
+	// MaxSteps ends every episode there: the expert needs more than 12
+	// steps for any of these tasks (each episode above ran at least 10 and
+	// won), so each capped one has exactly 12 and none is won.
+	in.MaxSteps = 12
+	capped, st, err := collectDAgger(in, &ExpertActor{}, envCfg, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, d := range capped {
+		if len(d.Actions) != in.MaxSteps || len(d.Labels) != in.MaxSteps {
+			t.Errorf("capped episode %d: %d steps, %d labels; want %d", n, len(d.Actions), len(d.Labels), in.MaxSteps)
+		}
+	}
+	if st.Successes != 0 || st.Steps != 4*in.MaxSteps {
+		t.Errorf("capped stats %+v; want 0 successes in %d steps", st, 4*in.MaxSteps)
+	}
+	in.MaxSteps = -1
+	if _, _, err := CollectDAgger(in, nil); err == nil || !strings.Contains(err.Error(), "MaxSteps") {
+		t.Errorf("MaxSteps -1: error %v, want one naming MaxSteps", err)
 	}
 }
 

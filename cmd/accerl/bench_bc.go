@@ -77,11 +77,12 @@ func benchBC(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	scoreSamples := fs.Int("score-samples", 2000, "vla: steps of the training demonstrations (and of the held-out ones) scored offline after training: token cross-entropy and accuracy, and the error of the decoded actions; 0 skips it")
 	decode := fs.String("decode", "argmax", "vla: how the evaluation picks each action token from its distribution: argmax, mean (the bin nearest the mean bin, as a regression head would predict) or median")
 	ensemble := fs.Int("ensemble", 0, "vla: temporal ensembling (ACT): query the policy every step and run the mean of the motion this many newest chunks (at most --chunk) predicted for the step, the newest chunk's gripper command; --execute is then ignored; 0 or 1 runs each chunk's first --execute actions")
-	saveModel := fs.String("save-model", "", "vla: write the trained model to this file")
+	saveModel := fs.String("save-model", "", "vla: write the trained model (the clone, before any DAgger round) to this file, and each DAgger round's to FILE.daggerN")
 	loadModel := fs.String("load-model", "", "vla: evaluate the model of this file (from --save-model) instead of training one; --execute applies, the training flags do not")
 	daggerRounds := fs.Int("dagger-rounds", 0, "vla: DAgger rounds after cloning: each round the clone plays --dagger-episodes per task from random resets, the expert labels every state it visits with the chunk it would take from there, and the clone trains --dagger-epochs more over the demonstrations and all labelled states; 0 is plain BC")
 	daggerEpisodes := fs.Int("dagger-episodes", 0, "vla: episodes per task of each DAgger round; 0 is --demos")
 	daggerEpochs := fs.Int("dagger-epochs", 2, "vla: epochs over all samples after each DAgger round")
+	daggerMaxSteps := fs.Int("dagger-max-steps", 0, "vla: end each DAgger episode after this many steps; 0 is twice the demonstrations' mean length")
 	daggerLR := fs.Float64("dagger-lr", 0, "vla: each DAgger round's initial learning rate (decayed linearly to a tenth over the round); 0 is a third of --lr's")
 	jsonOut := fs.String("json", "", "also write the results to this JSON file")
 	if err := parseFlags(fs, args); err != nil {
@@ -125,11 +126,11 @@ func benchBC(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if *holdout < 0 || *scoreSamples < 0 || *ensemble < 0 {
 			return fmt.Errorf("bench bc: --holdout, --score-samples and --ensemble must not be negative")
 		}
-		if *daggerRounds < 0 || *daggerEpisodes < 0 || *daggerEpochs < 1 || *daggerLR < 0 {
-			return fmt.Errorf("bench bc: --dagger-rounds and --dagger-episodes must not be negative, --dagger-epochs at least 1, --dagger-lr ≥ 0")
+		if *daggerRounds < 0 || *daggerEpisodes < 0 || *daggerMaxSteps < 0 || *daggerEpochs < 1 || *daggerLR < 0 {
+			return fmt.Errorf("bench bc: --dagger-rounds, --dagger-episodes and --dagger-max-steps must not be negative, --dagger-epochs at least 1, --dagger-lr ≥ 0")
 		}
 		v := vlaBenchFlags{holdout: *holdout, scoreSamples: *scoreSamples, decode: rule, ensemble: *ensemble, saveModel: *saveModel, loadModel: *loadModel,
-			daggerRounds: *daggerRounds, daggerEpisodes: orDefault(*daggerEpisodes, *perTask), daggerEpochs: *daggerEpochs, daggerLR: *daggerLR}
+			daggerRounds: *daggerRounds, daggerEpisodes: orDefault(*daggerEpisodes, *perTask), daggerEpochs: *daggerEpochs, daggerLR: *daggerLR, daggerMaxSteps: *daggerMaxSteps}
 		if v.daggerLR == 0 {
 			v.daggerLR = cfg.LR / 3
 		}

@@ -73,6 +73,7 @@ type daggerRoundResult struct {
 	Samples          int       `json:"samples"`
 	EpochLoss        []float64 `json:"epoch_cross_entropy,omitempty"`
 	LR               float64   `json:"learning_rate,omitempty"`
+	MaxSteps         int       `json:"max_steps,omitempty"` // each episode's cap
 	SuccessRate      float64   `json:"success_rate"`
 	CollectS         float64   `json:"collect_s,omitempty"`
 	TrainS           float64   `json:"train_s,omitempty"`
@@ -91,6 +92,9 @@ type vlaBenchFlags struct {
 	// daggerEpochs epochs at daggerLR.
 	daggerRounds, daggerEpisodes, daggerEpochs int
 	daggerLR                                   float64
+	// daggerMaxSteps caps each DAgger episode (bc.DAggerInput.MaxSteps); 0 is twice the
+	// training demonstrations' mean length.
+	daggerMaxSteps int
 }
 
 // benchBCVLA is `bench bc --policy vla`: demonstrations with images, the micro-VLA cloned
@@ -198,24 +202,28 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 		res.DAgger = []daggerRoundResult{{Round: 0, Samples: tr.Samples(), EpochLoss: tres.EpochLoss, SuccessRate: ev.SuccessRate,
 			CollectS: collectS, TrainS: tres.TrainS, EvalS: res.EvalS}}
 	}
+	maxSteps := v.daggerMaxSteps
+	if maxSteps == 0 && len(demos) > 0 {
+		maxSteps = 2 * tres.Samples / len(demos)
+	}
 	for round := 1; round <= v.daggerRounds; round++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		t0 := time.Now()
 		labelled, st, err := bc.CollectDAgger(bc.DAggerInput{Suite: f.suite, Tasks: f.tasks, PerTask: v.daggerEpisodes,
-			Seed: f.seed<<8 + uint64(round), Decode: v.decode}, model)
+			Seed: f.seed<<8 + uint64(round), Decode: v.decode, MaxSteps: maxSteps}, model)
 		if err != nil {
 			return fmt.Errorf("bench bc: dagger round %d: %w", round, err)
 		}
 		rr := daggerRoundResult{Round: round, Episodes: st.Episodes, RolloutSuccesses: st.Successes, Steps: st.Steps,
-			LR: v.daggerLR, CollectS: time.Since(t0).Seconds()}
+			LR: v.daggerLR, MaxSteps: maxSteps, CollectS: time.Since(t0).Seconds()}
 		if err := tr.Aggregate(labelled, v.daggerEpochs, v.daggerLR); err != nil {
 			return fmt.Errorf("bench bc: dagger round %d: %w", round, err)
 		}
 		rr.Samples = tr.Samples()
-		fmt.Fprintf(stdout, "\nDAgger round %d: the clone played %d episodes from random resets (%d succeeded), %d steps labelled by the expert in %.0fs; training %d epochs over %d samples at lr %g\n",
-			round, st.Episodes, st.Successes, st.Steps, rr.CollectS, v.daggerEpochs, rr.Samples, v.daggerLR)
+		fmt.Fprintf(stdout, "\nDAgger round %d: the clone played %d episodes of at most %d steps from random resets (%d succeeded), %d steps labelled by the expert in %.0fs; training %d epochs over %d samples at lr %g\n",
+			round, st.Episodes, maxSteps, st.Successes, st.Steps, rr.CollectS, v.daggerEpochs, rr.Samples, v.daggerLR)
 		trainStart := tr.Result().TrainS
 		for !tr.Done() {
 			if err := ctx.Err(); err != nil {
@@ -232,8 +240,10 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 		}
 		rr.TrainS = tr.Result().TrainS - trainStart
 		model = tr.Model()
-		if err := saveVLAModel(v.saveModel, model); err != nil {
-			return err
+		if v.saveModel != "" { // beside the clone, which --save-model keeps
+			if err := saveVLAModel(fmt.Sprintf("%s.dagger%d", v.saveModel, round), model); err != nil {
+				return err
+			}
 		}
 		if ev, err = evaluateBCVLA(model, f, v, &res, stdout); err != nil {
 			return err

@@ -100,4 +100,7 @@ func TestBenchBCVLASaveLoad(t *testing.T) {
 	if err := benchBC(context.Background(), append(toy, "--decode", "mode"), &stdout, &stderr); err == nil {
 		t.Error("--decode mode was accepted")
 	}
+	if err := benchBC(context.Background(), append(toy, "--dagger-max-steps", "-1"), &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "--dagger-max-steps") {
+		t.Errorf("--dagger-max-steps -1: err %v, want it refused by name", err)
+	}
 }

@@ -16,8 +16,14 @@ type Expert struct {
 	// Noise is the standard deviation of the action noise; NewExpert sets
 	// 0.05.
 	Noise float64
-	src   *rand.PCG // rng's state, copied by Clone
-	rng   *rand.Rand
+	// KeepYaw makes a retry keep the grasp yaw the plan chose from the
+	// state instead of trying the other one. A labeller of states that
+	// another policy reached sets it (CollectDAgger): that policy's stalls
+	// would otherwise flip the yaw the labels ask for, and the same state
+	// would be labelled with both yaws.
+	KeepYaw bool
+	src     *rand.PCG // rng's state, copied by Clone
+	rng     *rand.Rand
 
 	episode uint64
 	task    int
@@ -147,7 +153,7 @@ func (x *Expert) enter() bool {
 func (x *Expert) retry() {
 	x.retries++
 	x.next(phApproach)
-	if !math.IsNaN(x.yaw) {
+	if !math.IsNaN(x.yaw) && !x.KeepYaw {
 		x.yaw = math.Pi/2 - x.yaw
 	}
 }

@@ -2,6 +2,7 @@ package tabletop
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -138,5 +139,43 @@ func TestExpertClone(t *testing.T) {
 				t.Fatalf("clone step %d: %v, original %v", i, a, ref[i])
 			}
 		}
+	}
+}
+
+// TestExpertKeepYaw follows the expert until it descends onto the bowl, then
+// freezes the arm (what a stalled learner does), so the expert's descent
+// stalls and it retries: the plain expert retries with the other grasp yaw
+// (the retry's point when it acts itself), one with KeepYaw keeps the yaw
+// its plan chose, so a labeller never labels one state with both.
+func TestExpertKeepYaw(t *testing.T) {
+	yaws := func(keep bool) (first float64, flips, retries int) {
+		e, err := New(Config{Suite: SuiteSpatial, Tasks: []int{2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.ResetTo(2, 0)
+		x := NewExpert(1)
+		x.Noise, x.KeepYaw = 0, keep
+		frozen := make([]float64, ActionDim)
+		first = math.NaN()
+		for range 120 {
+			a := x.Act(e)
+			if math.IsNaN(first) {
+				first = x.yaw
+			} else if x.yaw != first {
+				flips++
+			}
+			if x.phase == phDescend || x.retries > 0 {
+				a = frozen
+			}
+			e.Step(a)
+		}
+		return first, flips, x.retries
+	}
+	if _, flips, retries := yaws(false); retries == 0 || flips == 0 {
+		t.Fatalf("plain expert: %d retries, %d steps at another yaw; the frozen descent must make it retry with the other yaw", retries, flips)
+	}
+	if first, flips, retries := yaws(true); retries == 0 || flips != 0 {
+		t.Errorf("KeepYaw: %d retries, %d steps at a yaw other than its first %.3f; want retries at one yaw", retries, flips, first)
 	}
 }
