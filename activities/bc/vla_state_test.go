@@ -173,3 +173,38 @@ func TestVLAShiftAugmentation(t *testing.T) {
 		t.Errorf("%d distinct offsets in 200 draws, want all 25 of [−2, 2]²", len(seen))
 	}
 }
+
+// The learning rate falls linearly from LR to FinalLR (a tenth of LR when 0): on the
+// last step of the last epoch it is one step short of the end point, by hand
+// LR + (FinalLR − LR)·(total − 1)/total. A FinalLR above LR is refused.
+func TestVLATrainerFinalLR(t *testing.T) {
+	demos := tinyImageDemos(t)
+	for _, final := range []float64{0, 3e-5} {
+		cfg := tinyVLAConfig()
+		cfg.FinalLR = final
+		tr, err := NewVLATrainer(cfg, demos)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for !tr.Done() {
+			if _, err := tr.Epoch(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		end := final
+		if end == 0 {
+			end = cfg.LR / 10
+		}
+		total := float64(cfg.Epochs * (tr.Samples() / min(cfg.Batch, tr.Samples())))
+		want := cfg.LR + (end-cfg.LR)*(total-1)/total
+		// 1e-12 relative: the schedule is one float64 multiply-add.
+		if got := tr.opt.LR; math.Abs(got-want) > 1e-12*want {
+			t.Errorf("FinalLR %g: last step's learning rate %g, want %g", final, got, want)
+		}
+	}
+	cfg := tinyVLAConfig()
+	cfg.FinalLR = 2 * cfg.LR
+	if err := cfg.Validate(); err == nil {
+		t.Error("FinalLR twice LR: no error")
+	}
+}

@@ -29,9 +29,12 @@ type VLAConfig struct {
 	Chunk, Execute int
 	Epochs         int
 	Batch          int
-	LR             float64 // Adam's initial learning rate, decayed linearly to LR/10 over the run
-	MaxGradNorm    float64 // global gradient-norm clip; 0 disables it
-	Seed           uint64
+	LR             float64 // Adam's initial learning rate, decayed linearly to FinalLR over the run
+	// FinalLR is the learning rate the linear decay ends at, on the last
+	// step of the last epoch; 0 is LR/10.
+	FinalLR     float64
+	MaxGradNorm float64 // global gradient-norm clip; 0 disables it
+	Seed        uint64
 	// VocabSize pads the vocabulary with unused ids up to this size (0: words, specials
 	// and bins only); FullHead scores with the full-vocabulary head instead of the slim one.
 	VocabSize int
@@ -99,6 +102,9 @@ func (c VLAConfig) Validate() error {
 	}
 	if c.Epochs < 1 || c.Batch < 1 || !(c.LR > 0) {
 		return fmt.Errorf("%d epochs, batch %d, learning rate %v: want positive", c.Epochs, c.Batch, c.LR)
+	}
+	if c.FinalLR < 0 || c.FinalLR > c.LR {
+		return fmt.Errorf("final learning rate %v: want 0 (a tenth of the initial %v) or in (0, %v]", c.FinalLR, c.LR, c.LR)
 	}
 	if err := tabletop.ValidateImageSize(c.ImageSize); err != nil || c.ImageSize == 0 {
 		return fmt.Errorf("image size %d: want a power of two from 16 to 256", c.ImageSize)
@@ -309,7 +315,8 @@ func (t *VLATrainer) Result() VLATrainResult {
 // also with LabelSigma > 0). Each step is teacher-forced cross-entropy on
 // all 7·Chunk action tokens (against the soft targets with LabelSigma >
 // 0), gradient clipping and one Adam step, the learning rate decaying
-// linearly from LR to LR/10 over all epochs' steps.
+// linearly from LR to FinalLR (LR/10 when 0) over all epochs' steps; a
+// DAgger round's from its own rate to a tenth of it.
 func (t *VLATrainer) Epoch() (float64, error) {
 	start := time.Now()
 	cfg, b, net := t.cfg, t.b, t.m.Net
@@ -320,7 +327,10 @@ func (t *VLATrainer) Epoch() (float64, error) {
 	// epochs a DAgger round (Aggregate) added.
 	total := (cfg.Epochs - t.round0) * perEpoch
 	steps := (t.epoch - t.round0) * perEpoch
-	lr := t.roundLR
+	lr, final := t.roundLR, t.roundLR/10
+	if t.round0 == 0 && cfg.FinalLR > 0 {
+		final = cfg.FinalLR
+	}
 	sum, acc := 0.0, 0.0
 	for s := range perEpoch {
 		for r, i := range t.order[s*b : (s+1)*b] {
@@ -329,7 +339,7 @@ func (t *VLATrainer) Epoch() (float64, error) {
 				t.bo[r].Images = t.shifted(r, t.obs[i].Images, shiftRNG)
 			}
 		}
-		t.opt.LR = decayedLR(lr, steps, total)
+		t.opt.LR = lr + (final-lr)*float64(steps)/float64(total)
 		t.tape = net.ForwardInto(t.tape, t.bo, t.bt)
 		var l, a float64
 		net.ZeroGrads()

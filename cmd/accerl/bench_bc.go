@@ -62,6 +62,7 @@ func benchBC(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	epochs := fs.Int("epochs", 0, fmt.Sprintf("passes over the demonstrations; 0 is the policy's default (mlp %d, vla %d)", def.Epochs, vdef.Epochs))
 	batch := fs.Int("batch", 0, fmt.Sprintf("minibatch size; 0 is the policy's default (mlp %d, vla %d)", def.Batch, vdef.Batch))
 	lr := fs.Float64("lr", 0, fmt.Sprintf("Adam's initial learning rate, decayed linearly to a tenth; 0 is the policy's default (mlp %g, vla %g)", def.LR, vdef.LR))
+	finalLR := fs.Float64("final-lr", 0, "vla: the learning rate the linear decay ends at on the last step; 0 is a tenth of --lr")
 	chunk := fs.Int("chunk", def.Chunk, "future actions one query predicts (action chunking); 1 is single-step BC; vla decodes 7 tokens per action, so its cost grows with it")
 	execute := fs.Int("execute", 0, fmt.Sprintf("actions of each chunk run before the policy is queried again, 1..chunk; 0 is the policy's default (mlp %d, vla %d)", def.Execute, vdef.Execute))
 	seed := fs.Uint64("seed", def.Seed, "seed of the demonstrations, the initial weights and the minibatch order")
@@ -83,6 +84,7 @@ func benchBC(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	daggerEpisodes := fs.Int("dagger-episodes", 0, "vla: episodes per task of each DAgger round; 0 is --demos")
 	daggerEpochs := fs.Int("dagger-epochs", 2, "vla: epochs over all samples after each DAgger round")
 	daggerMaxSteps := fs.Int("dagger-max-steps", 0, "vla: end each DAgger episode after this many steps; 0 is twice the demonstrations' mean length")
+	daggerControl := fs.Bool("dagger-control", false, "vla: the DAgger rounds' control: each round retrains the clone on the demonstrations alone (no rollouts, no labelled states) for the same epochs at the same learning rate, so that what the labels do is told apart from what the extra training does")
 	daggerLR := fs.Float64("dagger-lr", 0, "vla: each DAgger round's initial learning rate (decayed linearly to a tenth over the round); 0 is a third of --lr's")
 	jsonOut := fs.String("json", "", "also write the results to this JSON file")
 	if err := parseFlags(fs, args); err != nil {
@@ -118,7 +120,7 @@ func benchBC(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if *lr > 0 {
 			cfg.LR = *lr
 		}
-		cfg.LabelSigma = *labelSigma
+		cfg.LabelSigma, cfg.FinalLR = *labelSigma, *finalLR
 		rule, err := vla.ParseDecodeRule(*decode)
 		if err != nil {
 			return fmt.Errorf("bench bc: --decode: %w", err)
@@ -130,7 +132,7 @@ func benchBC(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return fmt.Errorf("bench bc: --dagger-rounds, --dagger-episodes and --dagger-max-steps must not be negative, --dagger-epochs at least 1, --dagger-lr ≥ 0")
 		}
 		v := vlaBenchFlags{holdout: *holdout, scoreSamples: *scoreSamples, decode: rule, ensemble: *ensemble, saveModel: *saveModel, loadModel: *loadModel,
-			daggerRounds: *daggerRounds, daggerEpisodes: orDefault(*daggerEpisodes, *perTask), daggerEpochs: *daggerEpochs, daggerLR: *daggerLR, daggerMaxSteps: *daggerMaxSteps}
+			daggerRounds: *daggerRounds, daggerEpisodes: orDefault(*daggerEpisodes, *perTask), daggerEpochs: *daggerEpochs, daggerLR: *daggerLR, daggerMaxSteps: *daggerMaxSteps, daggerControl: *daggerControl}
 		if v.daggerLR == 0 {
 			v.daggerLR = cfg.LR / 3
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -66,6 +67,8 @@ type bcVLABenchResult struct {
 // on the union, and the greedy success after it from the fixed initial states.
 type daggerRoundResult struct {
 	Round int `json:"round"`
+	// Control marks a --dagger-control round: retrained on the demonstrations alone.
+	Control bool `json:"control,omitempty"`
 	// Episodes, RolloutSuccesses and Steps are the round's rollouts (0 for round 0).
 	Episodes         int       `json:"episodes,omitempty"`
 	RolloutSuccesses int       `json:"rollout_successes,omitempty"`
@@ -95,6 +98,9 @@ type vlaBenchFlags struct {
 	// daggerMaxSteps caps each DAgger episode (bc.DAggerInput.MaxSteps); 0 is twice the
 	// training demonstrations' mean length.
 	daggerMaxSteps int
+	// daggerControl makes each round retrain on the demonstrations alone (no
+	// rollouts): the control for the labels' effect.
+	daggerControl bool
 }
 
 // benchBCVLA is `bench bc --policy vla`: demonstrations with images, the micro-VLA cloned
@@ -104,9 +110,9 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 		return fmt.Errorf("bench bc: vla: %w", err)
 	}
 	mc := cfg.ModelConfig()
-	fmt.Fprintf(stdout, "%s: %d DART demonstrations per task (noise %g) with %v at %d×%d; micro-VLA dim %d, %d layers × %d heads, patch %d, %d parameters (%d trainable), sequence %d+%d tokens; chunk %d / execute %d, %d epochs of batch %d, lr %g\n",
+	fmt.Fprintf(stdout, "%s: %d DART demonstrations per task (noise %g) with %v at %d×%d; micro-VLA dim %d, %d layers × %d heads, patch %d, %d parameters (%d trainable), sequence %d+%d tokens; chunk %d / execute %d, %d epochs of batch %d, lr %g → %g\n",
 		f.suite, f.perTask, f.noise, cfg.Cameras, cfg.ImageSize, cfg.ImageSize, cfg.Dim, cfg.Layers, cfg.Heads, cfg.Patch,
-		mc.ParamCount(), mc.TrainableCount(), mc.PrefixLen(), mc.ActionDims, cfg.Chunk, cfg.Execute, cfg.Epochs, cfg.Batch, cfg.LR)
+		mc.ParamCount(), mc.TrainableCount(), mc.PrefixLen(), mc.ActionDims, cfg.Chunk, cfg.Execute, cfg.Epochs, cfg.Batch, cfg.LR, cmp.Or(cfg.FinalLR, cfg.LR/10))
 	start := time.Now()
 	demos, err := bc.CollectImages(bc.ImageCollectInput{CollectInput: bc.CollectInput{Suite: f.suite, Tasks: f.tasks,
 		PerTask: f.perTask + v.holdout, Noise: f.noise, Seed: f.seed}, ImageSize: cfg.ImageSize, Cameras: cfg.Cameras})
@@ -211,19 +217,27 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 			return err
 		}
 		t0 := time.Now()
-		labelled, st, err := bc.CollectDAgger(bc.DAggerInput{Suite: f.suite, Tasks: f.tasks, PerTask: v.daggerEpisodes,
-			Seed: f.seed<<8 + uint64(round), Decode: v.decode, MaxSteps: maxSteps}, model)
-		if err != nil {
-			return fmt.Errorf("bench bc: dagger round %d: %w", round, err)
+		var labelled []bc.ImageDemo
+		var st bc.DAggerStats
+		if !v.daggerControl {
+			if labelled, st, err = bc.CollectDAgger(bc.DAggerInput{Suite: f.suite, Tasks: f.tasks, PerTask: v.daggerEpisodes,
+				Seed: f.seed<<8 + uint64(round), Decode: v.decode, MaxSteps: maxSteps}, model); err != nil {
+				return fmt.Errorf("bench bc: dagger round %d: %w", round, err)
+			}
 		}
-		rr := daggerRoundResult{Round: round, Episodes: st.Episodes, RolloutSuccesses: st.Successes, Steps: st.Steps,
+		rr := daggerRoundResult{Round: round, Control: v.daggerControl, Episodes: st.Episodes, RolloutSuccesses: st.Successes, Steps: st.Steps,
 			LR: v.daggerLR, MaxSteps: maxSteps, CollectS: time.Since(t0).Seconds()}
 		if err := tr.Aggregate(labelled, v.daggerEpochs, v.daggerLR); err != nil {
 			return fmt.Errorf("bench bc: dagger round %d: %w", round, err)
 		}
 		rr.Samples = tr.Samples()
-		fmt.Fprintf(stdout, "\nDAgger round %d: the clone played %d episodes of at most %d steps from random resets (%d succeeded), %d steps labelled by the expert in %.0fs; training %d epochs over %d samples at lr %g\n",
-			round, st.Episodes, maxSteps, st.Successes, st.Steps, rr.CollectS, v.daggerEpochs, rr.Samples, v.daggerLR)
+		if v.daggerControl {
+			fmt.Fprintf(stdout, "\nDAgger control round %d: no rollouts; training %d epochs over the %d demonstration samples at lr %g\n",
+				round, v.daggerEpochs, rr.Samples, v.daggerLR)
+		} else {
+			fmt.Fprintf(stdout, "\nDAgger round %d: the clone played %d episodes of at most %d steps from random resets (%d succeeded), %d steps labelled by the expert in %.0fs; training %d epochs over %d samples at lr %g\n",
+				round, st.Episodes, maxSteps, st.Successes, st.Steps, rr.CollectS, v.daggerEpochs, rr.Samples, v.daggerLR)
+		}
 		trainStart := tr.Result().TrainS
 		for !tr.Done() {
 			if err := ctx.Err(); err != nil {
@@ -288,8 +302,12 @@ func evaluateBCVLA(model *bc.VLAModel, f bcBenchFlags, v vlaBenchFlags, res *bcV
 	if res.Tasks, err = printBCTasks(stdout, f.suite, ev); err != nil {
 		return bc.EvalResult{}, err
 	}
-	fmt.Fprintf(stdout, "\n%s: greedy VLA BC success %.1f%% over %d tasks × %d initial states; trained %.0fs at %.0f samples/s; act %.1f ms per call (mean batch %.1f); evaluation %.0fs\n",
-		f.suite, 100*ev.SuccessRate, len(f.tasks), f.inits, res.TrainS, res.TrainSamplesPerS, res.ActMs, res.ActBatch, res.EvalS)
+	trained := "" // a loaded model's, and a DAgger round's (its own line says its training)
+	if res.TrainS > 0 {
+		trained = fmt.Sprintf(" trained %.0fs at %.0f samples/s;", res.TrainS, res.TrainSamplesPerS)
+	}
+	fmt.Fprintf(stdout, "\n%s: greedy VLA BC success %.1f%% over %d tasks × %d initial states;%s act %.1f ms per call (mean batch %.1f); evaluation %.0fs\n",
+		f.suite, 100*ev.SuccessRate, len(f.tasks), f.inits, trained, res.ActMs, res.ActBatch, res.EvalS)
 	return ev, nil
 }
 

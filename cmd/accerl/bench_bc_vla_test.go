@@ -103,4 +103,36 @@ func TestBenchBCVLASaveLoad(t *testing.T) {
 	if err := benchBC(context.Background(), append(toy, "--dagger-max-steps", "-1"), &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "--dagger-max-steps") {
 		t.Errorf("--dagger-max-steps -1: err %v, want it refused by name", err)
 	}
+	// One DAgger round from the saved clone, and its control: the round adds the clone's
+	// labelled steps (10 tasks × 1 episode × at most 4 steps) to the demonstrations; the
+	// control adds none and trains the same epochs on the demonstrations alone.
+	for _, control := range []bool{false, true} {
+		args = append(append([]string(nil), toy...), "--load-model", model, "--dagger-rounds", "1", "--dagger-episodes", "1",
+			"--dagger-max-steps", "4", "--dagger-epochs", "1", "--json", out)
+		if control {
+			args = append(args, "--dagger-control")
+		}
+		stdout.Reset()
+		if err := benchBC(context.Background(), args, &stdout, &stderr); err != nil {
+			t.Fatalf("bench bc --dagger-rounds 1 (control %v): %v\n%s", control, err, stderr.String())
+		}
+		res = bcVLABenchResult{}
+		if err := runstore.ReadJSON(out, &res); err != nil {
+			t.Fatal(err)
+		}
+		if len(res.DAgger) != 2 {
+			t.Fatalf("control %v: %d DAgger entries, want round 0 and round 1", control, len(res.DAgger))
+		}
+		r0, r1 := res.DAgger[0], res.DAgger[1]
+		if control {
+			if !r1.Control || r1.Episodes != 0 || r1.Steps != 0 || r1.Samples != r0.Samples || !strings.Contains(stdout.String(), "DAgger control round 1") {
+				t.Errorf("control round %+v after %+v, want no rollouts and the demonstrations' samples only", r1, r0)
+			}
+		} else if r1.Control || r1.Episodes != 10 || r1.Steps < 10 || r1.Steps > 40 || r1.Samples != r0.Samples+r1.Steps {
+			t.Errorf("round %+v after %+v, want 10 episodes of 1..4 labelled steps added to the samples", r1, r0)
+		}
+		if len(r1.EpochLoss) != 1 || r1.EvalS <= 0 {
+			t.Errorf("control %v: round 1 %+v, want one epoch and an evaluation", control, r1)
+		}
+	}
 }
