@@ -1,8 +1,10 @@
 package bc
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -24,6 +26,10 @@ type VLATrainerState struct {
 	TrainS        float64   `json:"train_s"`
 	Net           []byte    `json:"net"`
 	Adam          []byte    `json:"adam"`
+	// EMA is the moving average of the weights (VLAConfig.EMA > 0) as
+	// little-endian float32 values after EMASteps steps; absent when off.
+	EMA      []byte `json:"ema,omitempty"`
+	EMASteps int    `json:"ema_steps,omitempty"`
 }
 
 // State returns the trainer's state after its last epoch.
@@ -39,8 +45,13 @@ func (t *VLATrainer) State() (VLATrainerState, error) {
 	if err != nil {
 		return VLATrainerState{}, fmt.Errorf("bc vla state: %w", err)
 	}
+	var ema []byte
+	for _, v := range t.ema {
+		ema = binary.LittleEndian.AppendUint32(ema, math.Float32bits(v))
+	}
 	return VLATrainerState{Epoch: t.epoch, InitialLoss: t.loss0, EpochLoss: slices.Clone(t.losses),
-		EpochAccuracy: slices.Clone(t.accs), Seen: t.seen, TrainS: t.wall.Seconds(), Net: net, Adam: opt}, nil
+		EpochAccuracy: slices.Clone(t.accs), Seen: t.seen, TrainS: t.wall.Seconds(), Net: net, Adam: opt,
+		EMA: ema, EMASteps: t.emaSteps}, nil
 }
 
 // Restore continues from s, a State of a trainer built with the same config and
@@ -55,6 +66,18 @@ func (t *VLATrainer) Restore(s VLATrainerState) error {
 	}
 	if err := t.opt.UnmarshalBinary(s.Adam); err != nil {
 		return fmt.Errorf("bc vla restore: %w", err)
+	}
+	if t.ema == nil && len(s.EMA) > 0 {
+		return fmt.Errorf("bc vla restore: the state holds a weight average, and this config keeps none (EMA 0)")
+	}
+	if t.ema != nil {
+		if len(s.EMA) != 4*len(t.ema) {
+			return fmt.Errorf("bc vla restore: %d bytes of weight average for %d parameters (a state saved without EMA cannot resume with it)", len(s.EMA), len(t.ema))
+		}
+		for i := range t.ema {
+			t.ema[i] = math.Float32frombits(binary.LittleEndian.Uint32(s.EMA[4*i:]))
+		}
+		t.emaSteps = s.EMASteps
 	}
 	t.epoch, t.loss0, t.seen = s.Epoch, s.InitialLoss, s.Seen
 	t.losses, t.accs = slices.Clone(s.EpochLoss), slices.Clone(s.EpochAccuracy)

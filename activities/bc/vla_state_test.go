@@ -28,6 +28,22 @@ func tinyImageDemos(t *testing.T) []ImageDemo {
 	return demos
 }
 
+// stateThroughJSON returns tr's state after a round trip through JSON, as PretrainPolicy
+// checkpoints it.
+func stateThroughJSON(t *testing.T, tr *VLATrainer) VLATrainerState {
+	t.Helper()
+	st, err := tr.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(st)
+	var back VLATrainerState
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	return back
+}
+
 // A VLA trainer restored from an epoch's state (through JSON, as PretrainPolicy checkpoints
 // it) trains the remaining epochs bit-identically to the uninterrupted one.
 func TestVLATrainerStateResumesExactly(t *testing.T) {
@@ -45,15 +61,7 @@ func TestVLATrainerStateResumesExactly(t *testing.T) {
 	if _, err := a.Epoch(); err != nil {
 		t.Fatal(err)
 	}
-	st, err := a.State()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := json.Marshal(st)
-	var back VLATrainerState
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatal(err)
-	}
+	back := stateThroughJSON(t, a)
 	r, _ := NewVLATrainer(tinyVLAConfig(), demos)
 	if err := r.Restore(back); err != nil {
 		t.Fatal(err)
@@ -206,5 +214,72 @@ func TestVLATrainerFinalLR(t *testing.T) {
 	cfg.FinalLR = 2 * cfg.LR
 	if err := cfg.Validate(); err == nil {
 		t.Error("FinalLR twice LR: no error")
+	}
+}
+
+// With EMA the trainer's raw weights train exactly as without it, and Model returns their
+// moving average: e₀ = w₀, e_s = d_s·e_{s−1} + (1−d_s)·w_s with d_s = min(EMA, (1+s)/(10+s)),
+// recomputed here from the raw weights after each step (one batch of all samples per epoch,
+// so an epoch is one step). A resumed trainer carries the average on bit for bit.
+func TestVLATrainerEMA(t *testing.T) {
+	demos := tinyImageDemos(t)
+	cfg := tinyVLAConfig()
+	cfg.Batch, cfg.Epochs = 1<<20, 5 // one step per epoch
+	plain, err := NewVLATrainer(cfg, demos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.EMA = 0.33 // d_s = (1+s)/(10+s) is 0.18, 0.25, 0.31 for s = 1..3, then 0.33 (capped): both branches of min
+	ema, err := NewVLATrainer(cfg, demos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float64, len(plain.Model().Net.Params()))
+	for i, w := range plain.Model().Net.Params() {
+		want[i] = float64(w)
+	}
+	for s := 1; s <= cfg.Epochs; s++ {
+		if _, err := plain.Epoch(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ema.Epoch(); err != nil {
+			t.Fatal(err)
+		}
+		d := math.Min(cfg.EMA, (1+float64(s))/(10+float64(s)))
+		for i, w := range plain.Model().Net.Params() {
+			want[i] = d*want[i] + (1-d)*float64(w)
+		}
+		if s == 2 { // resume the EMA trainer from its state after two steps
+			back := stateThroughJSON(t, ema)
+			if ema, err = NewVLATrainer(cfg, demos); err != nil {
+				t.Fatal(err)
+			}
+			if err := ema.Restore(back); err != nil {
+				t.Fatal(err)
+			}
+			noEMA, _ := NewVLATrainer(tinyVLAConfig(), demos)
+			if err := noEMA.Restore(back); err == nil {
+				t.Error("a state with a weight average restored into a trainer without EMA: no error")
+			}
+		}
+	}
+	if !slices.Equal(ema.m.Net.Params(), plain.Model().Net.Params()) {
+		t.Fatal("the raw weights trained with EMA differ from those trained without")
+	}
+	got := ema.Model().Net.Params()
+	if slices.Equal(got, ema.m.Net.Params()) {
+		t.Fatal("Model returned the raw weights, not their average")
+	}
+	worst := 0.0
+	for i, g := range got {
+		// float32 accumulation of five averaging steps against float64: a few ulps of
+		// weights of size ≲ 1, so 1e-6 absolute is ample and far below a step's change.
+		worst = math.Max(worst, math.Abs(float64(g)-want[i]))
+	}
+	if worst > 1e-6 {
+		t.Errorf("EMA weights off the recomputed average by up to %g", worst)
+	}
+	if ema.Model() == ema.m || ema.Model().Proprio.Std[0] != ema.m.Proprio.Std[0] {
+		t.Error("Model with EMA must be a copy with the trainer's settings")
 	}
 }

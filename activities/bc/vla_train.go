@@ -53,6 +53,13 @@ type VLAConfig struct {
 	// raised greedy success from 7.0 to 12.5% with 20 demonstrations per task
 	// and from 24.6 to 26.4% (within noise) with 50; σ = 6 lowered it.
 	LabelSigma float64
+	// EMA > 0 keeps an exponential moving average of the weights over the
+	// training steps (Polyak averaging, as Diffusion Policy and ACT evaluate
+	// their EMA model): after every Adam step ema ← d·ema + (1−d)·w with
+	// d = min(EMA, (1+s)/(10+s)) at step s, so that the first steps are not
+	// dominated by the initial weights. [VLATrainer.Model] then returns the
+	// averaged weights; training goes on with the raw ones. 0 is off.
+	EMA float64
 }
 
 // DefaultVLAConfig is the measured pixel recipe: width 64, 2 layers of 2
@@ -102,6 +109,9 @@ func (c VLAConfig) Validate() error {
 	}
 	if c.Epochs < 1 || c.Batch < 1 || !(c.LR > 0) {
 		return fmt.Errorf("%d epochs, batch %d, learning rate %v: want positive", c.Epochs, c.Batch, c.LR)
+	}
+	if c.EMA < 0 || c.EMA >= 1 || math.IsNaN(c.EMA) {
+		return fmt.Errorf("EMA decay %v: want 0 (off) or in (0, 1)", c.EMA)
 	}
 	if c.FinalLR < 0 || c.FinalLR > c.LR {
 		return fmt.Errorf("final learning rate %v: want 0 (a tenth of the initial %v) or in (0, %v]", c.FinalLR, c.LR, c.LR)
@@ -198,7 +208,12 @@ type VLATrainer struct {
 	// for the demonstrations' round).
 	round0  int
 	roundLR float64
-	adopted bool // Adopt replaced the network: the epoch record is partial
+
+	// ema is the moving average of the parameters (cfg.EMA > 0) after
+	// emaSteps Adam steps; nil when off.
+	ema      []float32
+	emaSteps int
+	adopted  bool // Adopt replaced the network: the epoch record is partial
 }
 
 // NewVLATrainer prepares pixel BC on demos: the standardised proprio, the
@@ -226,6 +241,9 @@ func NewVLATrainer(cfg VLAConfig, demos []ImageDemo) (*VLATrainer, error) {
 	t.add(demos)
 	t.m.Net = vla.New(mc, rand.New(rand.NewPCG(cfg.Seed, 0x71a)))
 	t.opt = vla.NewAdam[float32](len(t.m.Net.Grads()), cfg.LR)
+	if cfg.EMA > 0 {
+		t.ema = slices.Clone(t.m.Net.Params())
+	}
 	if cfg.LabelSigma > 0 {
 		t.soft = vla.NewSoftTargets(ActionBins, cfg.LabelSigma)
 	}
@@ -294,8 +312,39 @@ func (t *VLATrainer) Done() bool { return t.epoch >= t.cfg.Epochs }
 // Samples returns the number of (observation, chunk) training samples.
 func (t *VLATrainer) Samples() int { return t.n }
 
-// Model returns the model being trained.
-func (t *VLATrainer) Model() *VLAModel { return t.m }
+// Model returns the model being trained, or with cfg.EMA > 0 a copy of it
+// that holds the moving average of its weights (the raw ones keep training).
+func (t *VLATrainer) Model() *VLAModel {
+	if t.ema == nil {
+		return t.m
+	}
+	b, err := t.m.Net.MarshalBinary()
+	if err != nil {
+		panic(fmt.Sprintf("bc vla: copy the network: %v", err)) // encoding a live network cannot fail
+	}
+	net := new(vla.Model)
+	if err := net.UnmarshalBinary(b); err != nil {
+		panic(fmt.Sprintf("bc vla: copy the network: %v", err))
+	}
+	copy(net.Params(), t.ema)
+	m := *t.m
+	m.Net = net
+	return &m
+}
+
+// updateEMA folds the parameters after an Adam step into the moving average
+// (see VLAConfig.EMA).
+func (t *VLATrainer) updateEMA() {
+	if t.ema == nil {
+		return
+	}
+	t.emaSteps++
+	s := float64(t.emaSteps)
+	d := float32(min(t.cfg.EMA, (1+s)/(10+s)))
+	for i, w := range t.m.Net.Params() {
+		t.ema[i] = d*t.ema[i] + (1-d)*w
+	}
+}
 
 // Result summarises the run so far.
 func (t *VLATrainer) Result() VLATrainResult {
@@ -358,6 +407,7 @@ func (t *VLATrainer) Epoch() (float64, error) {
 			vla.ClipGradNorm(net.Grads(), cfg.MaxGradNorm)
 		}
 		t.opt.Step(net.Params(), net.Grads())
+		t.updateEMA()
 		sum += l
 		acc += a
 		steps++
@@ -424,6 +474,9 @@ func (t *VLATrainer) Adopt(m *VLAModel) error {
 		return fmt.Errorf("bc vla adopt: the model predicts chunks of %d, the config %d", m.Chunk, t.cfg.Chunk)
 	}
 	t.m.Net = m.Net
+	if t.ema != nil { // the average starts again from the adopted weights
+		t.ema, t.emaSteps = slices.Clone(m.Net.Params()), 0
+	}
 	t.adopted = true
 	t.opt = vla.NewAdam[float32](len(t.m.Net.Grads()), t.cfg.LR)
 	t.epoch = t.cfg.Epochs

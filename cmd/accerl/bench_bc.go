@@ -63,6 +63,7 @@ func benchBC(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	batch := fs.Int("batch", 0, fmt.Sprintf("minibatch size; 0 is the policy's default (mlp %d, vla %d)", def.Batch, vdef.Batch))
 	lr := fs.Float64("lr", 0, fmt.Sprintf("Adam's initial learning rate, decayed linearly to a tenth; 0 is the policy's default (mlp %g, vla %g)", def.LR, vdef.LR))
 	finalLR := fs.Float64("final-lr", 0, "vla: the learning rate the linear decay ends at on the last step; 0 is a tenth of --lr")
+	ema := fs.Float64("ema", vdef.EMA, "vla: evaluate an exponential moving average of the weights over the training steps with this decay (0.999 averages about the last thousand steps); 0 evaluates the last weights")
 	chunk := fs.Int("chunk", def.Chunk, "future actions one query predicts (action chunking); 1 is single-step BC; vla decodes 7 tokens per action, so its cost grows with it")
 	execute := fs.Int("execute", 0, fmt.Sprintf("actions of each chunk run before the policy is queried again, 1..chunk; 0 is the policy's default (mlp %d, vla %d)", def.Execute, vdef.Execute))
 	seed := fs.Uint64("seed", def.Seed, "seed of the demonstrations, the initial weights and the minibatch order")
@@ -120,7 +121,7 @@ func benchBC(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if *lr > 0 {
 			cfg.LR = *lr
 		}
-		cfg.LabelSigma, cfg.FinalLR = *labelSigma, *finalLR
+		cfg.LabelSigma, cfg.FinalLR, cfg.EMA = *labelSigma, *finalLR, *ema
 		rule, err := vla.ParseDecodeRule(*decode)
 		if err != nil {
 			return fmt.Errorf("bench bc: --decode: %w", err)

@@ -110,9 +110,9 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 		return fmt.Errorf("bench bc: vla: %w", err)
 	}
 	mc := cfg.ModelConfig()
-	fmt.Fprintf(stdout, "%s: %d DART demonstrations per task (noise %g) with %v at %d×%d; micro-VLA dim %d, %d layers × %d heads, patch %d, %d parameters (%d trainable), sequence %d+%d tokens; chunk %d / execute %d, %d epochs of batch %d, lr %g → %g\n",
+	fmt.Fprintf(stdout, "%s: %d DART demonstrations per task (noise %g) with %v at %d×%d; micro-VLA dim %d, %d layers × %d heads, patch %d, %d parameters (%d trainable), sequence %d+%d tokens; chunk %d / execute %d, %d epochs of batch %d, lr %.3g → %.3g%s\n",
 		f.suite, f.perTask, f.noise, cfg.Cameras, cfg.ImageSize, cfg.ImageSize, cfg.Dim, cfg.Layers, cfg.Heads, cfg.Patch,
-		mc.ParamCount(), mc.TrainableCount(), mc.PrefixLen(), mc.ActionDims, cfg.Chunk, cfg.Execute, cfg.Epochs, cfg.Batch, cfg.LR, cmp.Or(cfg.FinalLR, cfg.LR/10))
+		mc.ParamCount(), mc.TrainableCount(), mc.PrefixLen(), mc.ActionDims, cfg.Chunk, cfg.Execute, cfg.Epochs, cfg.Batch, cfg.LR, cmp.Or(cfg.FinalLR, cfg.LR/10), emaNote(cfg.EMA))
 	start := time.Now()
 	demos, err := bc.CollectImages(bc.ImageCollectInput{CollectInput: bc.CollectInput{Suite: f.suite, Tasks: f.tasks,
 		PerTask: f.perTask + v.holdout, Noise: f.noise, Seed: f.seed}, ImageSize: cfg.ImageSize, Cameras: cfg.Cameras})
@@ -309,6 +309,14 @@ func evaluateBCVLA(model *bc.VLAModel, f bcBenchFlags, v vlaBenchFlags, res *bcV
 	fmt.Fprintf(stdout, "\n%s: greedy VLA BC success %.1f%% over %d tasks × %d initial states;%s act %.1f ms per call (mean batch %.1f); evaluation %.0fs\n",
 		f.suite, 100*ev.SuccessRate, len(f.tasks), f.inits, trained, res.ActMs, res.ActBatch, res.EvalS)
 	return ev, nil
+}
+
+// emaNote says in the bench's first line that the evaluated weights are a moving average.
+func emaNote(decay float64) string {
+	if decay == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", evaluating the weights' moving average (EMA %g)", decay)
 }
 
 // saveVLAModel writes model to path (nothing when path is empty).
