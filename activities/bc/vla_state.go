@@ -1,10 +1,8 @@
 package bc
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -26,8 +24,8 @@ type VLATrainerState struct {
 	TrainS        float64   `json:"train_s"`
 	Net           []byte    `json:"net"`
 	Adam          []byte    `json:"adam"`
-	// EMA is the moving average of the weights (VLAConfig.EMA > 0) as
-	// little-endian float32 values after EMASteps steps; absent when off.
+	// EMA is the moving average of the weights (VLAConfig.EMA > 0) after
+	// EMASteps steps, as a network checkpoint record like Net; absent when off.
 	EMA      []byte `json:"ema,omitempty"`
 	EMASteps int    `json:"ema_steps,omitempty"`
 }
@@ -46,8 +44,10 @@ func (t *VLATrainer) State() (VLATrainerState, error) {
 		return VLATrainerState{}, fmt.Errorf("bc vla state: %w", err)
 	}
 	var ema []byte
-	for _, v := range t.ema {
-		ema = binary.LittleEndian.AppendUint32(ema, math.Float32bits(v))
+	if t.ema != nil {
+		if ema, err = t.emaNet().MarshalBinary(); err != nil {
+			return VLATrainerState{}, fmt.Errorf("bc vla state: %w", err)
+		}
 	}
 	return VLATrainerState{Epoch: t.epoch, InitialLoss: t.loss0, EpochLoss: slices.Clone(t.losses),
 		EpochAccuracy: slices.Clone(t.accs), Seen: t.seen, TrainS: t.wall.Seconds(), Net: net, Adam: opt,
@@ -71,12 +71,17 @@ func (t *VLATrainer) Restore(s VLATrainerState) error {
 		return fmt.Errorf("bc vla restore: the state holds a weight average, and this config keeps none (EMA 0)")
 	}
 	if t.ema != nil {
-		if len(s.EMA) != 4*len(t.ema) {
-			return fmt.Errorf("bc vla restore: %d bytes of weight average for %d parameters (a state saved without EMA cannot resume with it)", len(s.EMA), len(t.ema))
+		if len(s.EMA) == 0 {
+			return fmt.Errorf("bc vla restore: the state holds no weight average (a state saved without EMA cannot resume with it)")
 		}
-		for i := range t.ema {
-			t.ema[i] = math.Float32frombits(binary.LittleEndian.Uint32(s.EMA[4*i:]))
+		avg := new(vla.Model)
+		if err := avg.UnmarshalBinary(s.EMA); err != nil {
+			return fmt.Errorf("bc vla restore: weight average: %w", err)
 		}
+		if avg.Config() != t.mc {
+			return fmt.Errorf("bc vla restore: the weight average is of another network")
+		}
+		copy(t.ema, avg.Params())
 		t.emaSteps = s.EMASteps
 	}
 	t.epoch, t.loss0, t.seen = s.Epoch, s.InitialLoss, s.Seen

@@ -317,6 +317,14 @@ func (t *VLATrainer) Model() *VLAModel {
 	if t.ema == nil {
 		return t.m
 	}
+	m := *t.m
+	m.Net = t.emaNet()
+	return &m
+}
+
+// emaNet returns a copy of the trained network holding the weight average
+// (cfg.EMA > 0), made through the network's own checkpoint record.
+func (t *VLATrainer) emaNet() *vla.Model {
 	b, err := t.m.Net.MarshalBinary()
 	if err != nil {
 		panic(fmt.Sprintf("bc vla: copy the network: %v", err)) // encoding a live network cannot fail
@@ -326,9 +334,7 @@ func (t *VLATrainer) Model() *VLAModel {
 		panic(fmt.Sprintf("bc vla: copy the network: %v", err))
 	}
 	copy(net.Params(), t.ema)
-	m := *t.m
-	m.Net = net
-	return &m
+	return net
 }
 
 // updateEMA folds the parameters after an Adam step into the moving average
