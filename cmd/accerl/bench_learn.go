@@ -79,6 +79,11 @@ type learnSettings struct {
 	ExecutedOnly   bool    `json:"executed_only,omitempty"` // VLA checks: RL acts with and scores the executed actions alone
 	Greedy         string  `json:"greedy,omitempty"`        // VLA checks: the greedy decoding ("" is argmax)
 	EvalSampled    bool    `json:"eval_sampled,omitempty"`
+	// PretrainEpochs is the cloning's epochs (pretrain.epochs; 0 without a pretrain block).
+	PretrainEpochs int `json:"pretrain_epochs,omitempty"`
+	// CheckpointEvery is the updates per segment (checkpoint.every): each segment ends
+	// with a checkpoint and an evaluation, so it also spaces the evaluation curve.
+	CheckpointEvery int `json:"checkpoint_every,omitempty"`
 }
 
 // String is the settings in one line, as the printout's header shows them.
@@ -111,13 +116,22 @@ func (s learnSettings) String() string {
 	if s.EvalSampled {
 		out += "; evaluated greedy and sampled"
 	}
+	if s.CheckpointEvery > 1 {
+		out += fmt.Sprintf(" every %d updates", s.CheckpointEvery)
+	}
+	if s.PretrainEpochs > 0 {
+		out += fmt.Sprintf("; cloned for %d epochs", s.PretrainEpochs)
+	}
 	return out
 }
 
 func learnSettingsOf(c specs.Config) learnSettings {
 	a := c.Algorithm
 	s := learnSettings{LearningRate: a.LearningRate, BatchSteps: a.BatchSteps, CriticWarmup: a.CriticWarmup, SkipRewardless: a.SkipRewardless,
-		PositiveAdv: a.PositiveAdvantages, AdvEstimator: a.AdvEstimator, EvalSampled: c.Evaluation.Sampled}
+		PositiveAdv: a.PositiveAdvantages, AdvEstimator: a.AdvEstimator, EvalSampled: c.Evaluation.Sampled, CheckpointEvery: c.Checkpoint.Every}
+	if c.Pretrain.Enabled {
+		s.PretrainEpochs = c.Pretrain.Epochs
+	}
 	if v := c.Policy.VLA; v != nil {
 		s.Temperature, s.DetachValue, s.ExecutedOnly, s.Greedy = v.SamplingTemperature(), v.DetachValue, v.ExecutedOnly, v.Greedy
 	}
@@ -133,7 +147,7 @@ type learnOverrides struct {
 	temperature, learningRate                                      float64
 	detach, executedOnly, positiveAdv, skipRewardless, evalSampled bool
 	greedy, advEstimator                                           *string
-	criticWarmup, batchSteps                                       int
+	criticWarmup, batchSteps, pretrainEpochs, checkpointEvery      int
 }
 
 // setBool sets *dst to v when the boolean flag name was given.
@@ -174,6 +188,15 @@ func (o learnOverrides) apply(check string, cfg *specs.Config) error {
 	if o.batchSteps > 0 {
 		a.BatchSteps = o.batchSteps
 	}
+	if o.pretrainEpochs > 0 {
+		if !cfg.Pretrain.Enabled {
+			return fmt.Errorf("--pretrain-epochs: check %s clones no policy (it has no pretrain block)", check)
+		}
+		cfg.Pretrain.Epochs = o.pretrainEpochs
+	}
+	if o.checkpointEvery > 0 {
+		cfg.Checkpoint.Every = o.checkpointEvery
+	}
 	if o.given["eval-sampled"] {
 		if o.evalSampled && (!cfg.Evaluation.Greedy || cfg.Evaluation.Episodes == 0) {
 			return fmt.Errorf("--eval-sampled: check %s has no greedy evaluation to play a sampled one beside", check)
@@ -206,6 +229,8 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	rlLR := fs.Float64("learning-rate", 0, "override each check's RL learning rate (algorithm.learning_rate; 0 keeps the check's)")
 	evalSampled := fs.Bool("eval-sampled", false, "also evaluate every check sampling its actions as training does, beside the greedy evaluation (evaluation.sampled; checks with greedy evaluation; the VLA checks' default, --eval-sampled=false plays greedy only)")
 	batchSteps := fs.Int("batch-steps", 0, "override each check's env steps per update (algorithm.batch_steps; 0 keeps the check's)")
+	pretrainEpochs := fs.Int("pretrain-epochs", 0, "clone the checks with a pretrain block for this many epochs (pretrain.epochs; 0 keeps the check's); under --bc-cache another count is another entry")
+	checkpointEvery := fs.Int("checkpoint-every", 0, "updates per segment (checkpoint.every; 0 keeps the check's): each segment ends with a checkpoint and the check's evaluation, so 4 plays a quarter of the evaluation episodes of 1")
 	remote := fs.Int("remote", 0, "step the checks' environments on this many `accerl envserver`s started on this host (over dm_env_rpc) instead of in process, to compare learning through the network tier; 0 is in process")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -257,12 +282,14 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	if *criticWarmup < 0 || *rlLR < 0 || *batchSteps < 0 {
-		return fmt.Errorf("--critic-warmup %d, --learning-rate %g, --batch-steps %d: none of them may be negative (0 keeps each check's)", *criticWarmup, *rlLR, *batchSteps)
+	if *criticWarmup < 0 || *rlLR < 0 || *batchSteps < 0 || *pretrainEpochs < 0 || *checkpointEvery < 0 {
+		return fmt.Errorf("--critic-warmup %d, --learning-rate %g, --batch-steps %d, --pretrain-epochs %d, --checkpoint-every %d: none of them may be negative (0 keeps each check's)",
+			*criticWarmup, *rlLR, *batchSteps, *pretrainEpochs, *checkpointEvery)
 	}
 	ov := learnOverrides{given: map[string]bool{}, temperature: *temperature, detach: *detach, executedOnly: *executedOnly,
 		greedy: greedyName, criticWarmup: *criticWarmup, positiveAdv: *positiveAdv, advEstimator: advName,
-		skipRewardless: *skipRewardless, learningRate: *rlLR, evalSampled: *evalSampled, batchSteps: *batchSteps}
+		skipRewardless: *skipRewardless, learningRate: *rlLR, evalSampled: *evalSampled, batchSteps: *batchSteps,
+		pretrainEpochs: *pretrainEpochs, checkpointEvery: *checkpointEvery}
 	fs.Visit(func(f *flag.Flag) { ov.given[f.Name] = true })
 	var cache *bcCache
 	if *cacheDir != "" {

@@ -111,6 +111,8 @@ func TestBenchLearnRLFlagErrors(t *testing.T) {
 		{[]string{"--adv-estimator", "rloo", "cartpole-ppo"}, `--adv-estimator "rloo": give gae or grpo`},
 		{[]string{"--greedy", "median", "tabletop-spatial-vla"}, `--greedy "median": give argmax or mean`},
 		{[]string{"--greedy", "mean", "--seeds", "1", "cartpole-ppo"}, "check cartpole-ppo has no VLA policy"},
+		{[]string{"--pretrain-epochs", "-2", "tabletop-spatial-vla"}, "--pretrain-epochs -2, --checkpoint-every 0: none of them may be negative"},
+		{[]string{"--pretrain-epochs", "20", "--seeds", "1", "cartpole-ppo"}, "check cartpole-ppo clones no policy (it has no pretrain block)"},
 	} {
 		status, _, stderr := runArgs(t, append([]string{"bench", "learn"}, tc.args...)...)
 		if status == 0 || !strings.Contains(stderr, tc.want) {
@@ -171,6 +173,16 @@ func TestLearnVLACheckRecipe(t *testing.T) {
 	if err := (learnOverrides{given: map[string]bool{}}).apply("tabletop-spatial-vla", &c); err != nil ||
 		!c.Algorithm.PositiveAdvantages || !c.Evaluation.Sampled || !c.Policy.VLA.DetachValue {
 		t.Errorf("no flags: %v, algorithm %+v, evaluation %+v", err, c.Algorithm, c.Evaluation)
+	}
+	// --pretrain-epochs and --checkpoint-every set the cloning's epochs and the segment
+	// length, and the result file's settings record both.
+	ov = learnOverrides{given: map[string]bool{}, pretrainEpochs: 20, checkpointEvery: 4}
+	if err := ov.apply("tabletop-spatial-vla", &c); err != nil || c.Pretrain.Epochs != 20 || c.Checkpoint.Every != 4 {
+		t.Errorf("--pretrain-epochs 20 --checkpoint-every 4: %v, pretrain %+v, checkpoint %+v", err, c.Pretrain, c.Checkpoint)
+	}
+	if s := learnSettingsOf(c); s.PretrainEpochs != 20 || s.CheckpointEvery != 4 ||
+		!strings.HasSuffix(s.String(), "evaluated greedy and sampled every 4 updates; cloned for 20 epochs") {
+		t.Errorf("settings %+v, %q", s, s)
 	}
 }
 
