@@ -230,7 +230,7 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	evalSampled := fs.Bool("eval-sampled", false, "also evaluate every check sampling its actions as training does, beside the greedy evaluation (evaluation.sampled; checks with greedy evaluation; the VLA checks' default, --eval-sampled=false plays greedy only)")
 	batchSteps := fs.Int("batch-steps", 0, "override each check's env steps per update (algorithm.batch_steps; 0 keeps the check's)")
 	pretrainEpochs := fs.Int("pretrain-epochs", 0, "clone the checks with a pretrain block for this many epochs (pretrain.epochs; 0 keeps the check's); under --bc-cache another count is another entry")
-	checkpointEvery := fs.Int("checkpoint-every", 0, "updates per segment (checkpoint.every; 0 keeps the check's): each segment ends with a checkpoint and the check's evaluation, so 4 plays a quarter of the evaluation episodes of 1")
+	checkpointEvery := fs.Int("checkpoint-every", 0, "updates per segment (checkpoint.every; 0 keeps the check's): each segment ends with a checkpoint and the check's evaluation, so 4 plays a quarter of the evaluation episodes of 1 (sync-mode training is the same either way: snapshots restore it exactly at a segment boundary)")
 	remote := fs.Int("remote", 0, "step the checks' environments on this many `accerl envserver`s started on this host (over dm_env_rpc) instead of in process, to compare learning through the network tier; 0 is in process")
 	if err := parseFlags(fs, args); err != nil {
 		return err
