@@ -43,6 +43,7 @@ func EngineConfig(c specs.Config, seed uint64, totalUpdates int) engine.Config {
 		CriticWarmup:    int64(a.CriticWarmup),
 		SkipRewardless:  a.SkipRewardless,
 		AdvEstimator:    a.AdvEstimator,
+		RepeatStarts:    a.RepeatStarts,
 		TaskObs:         taskObs(c.Env),
 		Policy: engine.PolicySettings{
 			Head:       head,

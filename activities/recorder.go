@@ -95,6 +95,8 @@ func (r *recorder) add(u engine.UpdateReport) {
 		EvalReturn:     math.NaN(), // set on the segment's last row by addEval
 		EvalSuccess:    math.NaN(),
 		ValueOnly:      boolInt(u.Stats.ValueOnly),
+		GRPOEpisodes:   int64(u.Stats.GRPOEpisodes),
+		GRPOMoved:      int64(u.Stats.GRPOMoved),
 
 		EvalSampledReturn:  math.NaN(),
 		EvalSampledSuccess: math.NaN(),

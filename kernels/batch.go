@@ -57,6 +57,11 @@ type UpdateStats struct {
 	LR            float64    // learning rate of this update (from the schedule)
 	Lag           RatioStats // ratios of the whole batch under the parameters before the first step: the policy lag
 	ValueOnly     bool       // the update trained the value alone (LossConfig.ValueOnly): the policy loss gave no gradient
+	// GRPOEpisodes and GRPOMoved count, under GRPO's outcome advantages, the episodes
+	// that ended in the batch and those of them whose advantage moves the policy (nonzero;
+	// positive under positive advantages): episodes whose group held other outcomes. Set by
+	// the engine's trainer, 0 otherwise.
+	GRPOEpisodes, GRPOMoved int
 }
 
 // growInts returns buf resliced to length n, reallocating only when its

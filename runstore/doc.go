@@ -100,6 +100,11 @@
 //	eval_sampled_return float64 eval_return of the same evaluation episodes played again sampling the
 //	                         actions as in training (evaluation.sampled beside greedy); NaN if none
 //	eval_sampled_success float64 eval_success of those sampled episodes; NaN if none
+//	grpo_episodes   int64    under algorithm.adv_estimator = "grpo": the episodes that ended in the
+//	                         update's batch; 0 otherwise and in files written before the column existed
+//	grpo_moved      int64    those of them whose advantage moved the policy: nonzero (positive under
+//	                         positive_advantages), so their group (task, or start with repeat_starts)
+//	                         held other outcomes
 //
 // episodes/seg-NNNNNN.arrow, one row per finished episode (EpisodeRow):
 //

@@ -38,6 +38,8 @@ type MetricsRow struct {
 	EvalEpisodes   int64   // eval_episodes: evaluation episodes played after this update (0 on most rows)
 	EvalSuccess    float64 // eval_success: share of those episodes that reached the task's goal, NaN if none or no notion of success
 	ValueOnly      int64   // value_only: 1 when the update trained the value alone (algorithm.critic_warmup, skip_rewardless), else 0
+	GRPOEpisodes   int64   // grpo_episodes: episodes that ended in the batch, under GRPO advantages (else 0)
+	GRPOMoved      int64   // grpo_moved: those of them whose advantage moved the policy (their group held other outcomes)
 	// EvalSampledReturn and EvalSampledSuccess are eval_return and eval_success of the
 	// same evaluation episodes played again sampling the actions (evaluation.sampled), NaN
 	// if none.

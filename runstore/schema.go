@@ -98,6 +98,8 @@ var metricsTable = newTable("metrics", []column[MetricsRow]{
 	{name: "value_only", i64: func(r *MetricsRow) *int64 { return &r.ValueOnly }},
 	{name: "eval_sampled_return", f64: func(r *MetricsRow) *float64 { return &r.EvalSampledReturn }},
 	{name: "eval_sampled_success", f64: func(r *MetricsRow) *float64 { return &r.EvalSampledSuccess }},
+	{name: "grpo_episodes", i64: func(r *MetricsRow) *int64 { return &r.GRPOEpisodes }},
+	{name: "grpo_moved", i64: func(r *MetricsRow) *int64 { return &r.GRPOMoved }},
 })
 
 // episodesTable is the schema of episodes/seg-NNNNNN.arrow.

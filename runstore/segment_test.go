@@ -26,7 +26,7 @@ func metricsRow(seg int32, step int64) MetricsRow {
 		Staleness: 1.5 + f, StepsPerS: 2000 + f, InferenceBatch: 32 + f, QueueWaitMs: 4.75 + f,
 		TrainerBusy: 0.625, CPUUtil: 0.875, GPUUtil: 0.375, GPUMem: 1e9 + f, Horizon: 5 + f,
 		WMValLoss: 0.03125 + f, PolicyLoss: -0.25 - f, ValueLoss: 1.75 + f, Entropy: 2.5 - f,
-		ApproxKL: 0.01 + f, ClipFrac: 0.0625, GradNorm: 3.5 + f,
+		ApproxKL: 0.01 + f, ClipFrac: 0.0625, GradNorm: 3.5 + f, GRPOEpisodes: 60 + step, GRPOMoved: 3 * step,
 	}
 }
 
@@ -57,7 +57,7 @@ func TestColumnNames(t *testing.T) {
 		"episodes", "success", "policy_version", "staleness", "steps_per_s", "inference_batch",
 		"queue_wait_ms", "trainer_busy", "cpu_util", "gpu_util", "gpu_mem", "horizon", "wm_val_loss",
 		"policy_loss", "value_loss", "entropy", "approx_kl", "clip_frac", "grad_norm",
-		"low_weight_frac", "ess", "lag_clip_frac", "lag_low_weight_frac", "lag_ess", "eval_return", "eval_episodes", "eval_success", "value_only", "eval_sampled_return", "eval_sampled_success"}
+		"low_weight_frac", "ess", "lag_clip_frac", "lag_low_weight_frac", "lag_ess", "eval_return", "eval_episodes", "eval_success", "value_only", "eval_sampled_return", "eval_sampled_success", "grpo_episodes", "grpo_moved"}
 	if got := MetricsColumns(); !slices.Equal(got, wantMetrics) {
 		t.Errorf("MetricsColumns() = %v\nwant %v", got, wantMetrics)
 	}

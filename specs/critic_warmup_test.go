@@ -73,7 +73,8 @@ func TestEvaluationSampled(t *testing.T) {
 
 // TestAdvEstimator: algorithm.adv_estimator decodes, "gae" (the default) keeps the plain
 // spec's hash, other names are refused with the choices, and grpo is refused with v-trace
-// and with imagined rollouts, each naming the fix.
+// and with imagined rollouts, each naming the fix; repeat_starts decodes, 1 keeps the hash,
+// and it is refused without grpo and below 0.
 func TestAdvEstimator(t *testing.T) {
 	parse := func(algo, body string) *Experiment {
 		t.Helper()
@@ -86,13 +87,18 @@ func TestAdvEstimator(t *testing.T) {
 	if a := parse("ppo", `adv_estimator = "grpo"`).Arms[0].Config.Algorithm; a.AdvEstimator != AdvEstimatorGRPO {
 		t.Errorf("adv_estimator = grpo decoded as %q", a.AdvEstimator)
 	}
-	if h0, h1 := parse("ppo", "").Hash, parse("ppo", `adv_estimator = "gae"`).Hash; h0 != h1 {
-		t.Errorf(`adv_estimator = "gae" changed the hash: %s vs %s`, h1, h0)
+	if h0, h1 := parse("ppo", "").Hash, parse("ppo", "adv_estimator = \"gae\"\n    repeat_starts = 1").Hash; h0 != h1 {
+		t.Errorf(`adv_estimator = "gae" and repeat_starts = 1 changed the hash: %s vs %s`, h1, h0)
+	}
+	if a := parse("ppo", "adv_estimator = \"grpo\"\n    repeat_starts = 4").Arms[0].Config.Algorithm; a.RepeatStarts != 4 {
+		t.Errorf("repeat_starts = 4 decoded as %d", a.RepeatStarts)
 	}
 	for _, tc := range []struct{ algo, body, extra, want string }{
 		{"ppo", `adv_estimator = "rloo"`, "", `"gae", "grpo"`},
 		{"vtrace", `adv_estimator = "grpo"`, "", `Use algorithm "ppo", "gipo" or "sapo" with grpo`},
 		{"ppo", `adv_estimator = "grpo"`, "world_model {\n    enabled = true\n  }", "set world_model.imagination_ratio = 0"},
+		{"ppo", `repeat_starts = 4`, "", `Set adv_estimator = "grpo", or drop repeat_starts`},
+		{"ppo", "adv_estimator = \"grpo\"\n    repeat_starts = -1", "", "algorithm.repeat_starts"},
 	} {
 		_, diags := Parse("x.hcl", algoSpec(tc.algo, tc.body, tc.extra), nil)
 		if !diags.HasErrors() || !strings.Contains(diags.Error(), tc.want) {

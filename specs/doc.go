@@ -109,6 +109,7 @@
 //	    skip_rewardless  = false   # true: a batch whose rewards are all 0 trains the value alone
 //	    positive_advantages = false # true: only steps with advantage > 0 move the policy (self-imitation)
 //	    adv_estimator    = "gae"   # gae | grpo (each ended episode's return against its task's others in the batch, no critic)
+//	    repeat_starts    = 0       # with grpo, N >= 2: each start played N times in a row, episodes judged against their start's plays
 //	  }
 //
 //	  pipeline {

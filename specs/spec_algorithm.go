@@ -32,6 +32,7 @@ const (
 	attrSkipRewardless  = "skip_rewardless"
 	attrAdvEstimator    = "adv_estimator"
 	attrPositiveAdv     = "positive_advantages"
+	attrRepeatStarts    = "repeat_starts"
 )
 
 // pathAlgorithmName is the sources path recorded for the algorithm label.
@@ -123,6 +124,13 @@ type Algorithm struct {
 	// cloning left untrained by the outcomes themselves. The value head still trains on GAE's
 	// returns; norm_adv does not apply (the groups normalise). Not with vtrace or imagination.
 	AdvEstimator string `json:"adv_estimator,omitempty"`
+	// RepeatStarts, above 1 and with AdvEstimatorGRPO, has every rollout environment play
+	// each start it draws (a tabletop task's layout after a reset) this many times in a row,
+	// and judges each episode against the batch's other plays of its start instead of its
+	// task's episodes: what differs between them is the actions, not how hard the layout
+	// is (SimpleVLA-RL and RLinf roll each LIBERO initial state out n times). 0 or 1 (the
+	// default, omitted from the stored config) draws a new start at every reset.
+	RepeatStarts int `json:"repeat_starts,omitempty"`
 }
 
 // Advantage estimators (algorithm.adv_estimator).
@@ -160,6 +168,7 @@ var algorithmSchema = &hcl.BodySchema{
 		{Name: attrSkipRewardless},
 		{Name: attrPositiveAdv},
 		{Name: attrAdvEstimator},
+		{Name: attrRepeatStarts},
 	},
 }
 
@@ -204,5 +213,9 @@ func (d *decoder) decodeAlgorithm(block *hcl.Block, a *Algorithm) {
 	d.setEnum(c, p, attrAdvEstimator, &a.AdvEstimator, []string{AdvEstimatorGAE, AdvEstimatorGRPO})
 	if a.AdvEstimator == AdvEstimatorGAE {
 		a.AdvEstimator = "" // the default, stored as omitted so that the hash is the default's
+	}
+	d.setInt(c, p, attrRepeatStarts, &a.RepeatStarts, atLeast(0))
+	if a.RepeatStarts == 1 {
+		a.RepeatStarts = 0 // one play per start is the default: the same hash
 	}
 }

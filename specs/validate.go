@@ -21,6 +21,7 @@ const (
 	pathWarmup         = blockAlgorithm + "." + attrWarmupUpdates
 	pathCriticWarmup   = blockAlgorithm + "." + attrCriticWarmup
 	pathAdvEstimator   = blockAlgorithm + "." + attrAdvEstimator
+	pathRepeatStarts   = blockAlgorithm + "." + attrRepeatStarts
 	pathEvalSampled    = blockEvaluation + "." + attrSampled
 	pathEvalGreedy     = blockEvaluation + "." + attrGreedy
 	pathAnnealLR       = blockAlgorithm + "." + attrAnnealLR
@@ -99,6 +100,10 @@ func checkArm(arm Arm, src *sources) hcl.Diagnostics {
 			add(src.blame(pathAdvEstimator, pathImaginationRatio), "GRPO advantages with imagined rollouts",
 				fmt.Sprintf("algorithm.adv_estimator = \"grpo\" scores whole episodes by their outcome, and the world model's imagined rollouts (imagination_ratio %g) are %d-step pieces that end none. Use adv_estimator = \"gae\" with a world model, or set world_model.imagination_ratio = 0.", w.ImaginationRatio, w.Horizon.Start))
 		}
+	}
+	if a := c.Algorithm; a.RepeatStarts > 1 && a.AdvEstimator != AdvEstimatorGRPO {
+		add(src.blame(pathRepeatStarts, pathAdvEstimator), "Repeated starts without GRPO",
+			fmt.Sprintf("algorithm.repeat_starts = %d plays every start %d times so that GRPO can compare each episode with the other plays of its start, but adv_estimator is \"gae\", which compares nothing. Set adv_estimator = \"grpo\", or drop repeat_starts.", a.RepeatStarts, a.RepeatStarts))
 	}
 	if ev := c.Evaluation; ev.Sampled && !ev.Greedy {
 		add(src.blame(pathEvalSampled, pathEvalGreedy), "Sampled evaluation without a greedy one",

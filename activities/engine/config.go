@@ -105,6 +105,16 @@ type Config struct {
 	// tabletop's one-hot task index), read from its first step: AdvGRPO's groups. Empty
 	// (from = to) puts every episode of a batch in one group.
 	TaskObs [2]int `json:"task_obs,omitzero"`
+	// RepeatStarts, when above 1, makes every rollout environment play each start it draws
+	// this many times in a row (the environment is restored to its state right after the
+	// start's Reset, Env.UnmarshalBinary, instead of drawing a new one), and AdvGRPO then
+	// judges each episode against the batch's other episodes from the same start rather
+	// than its task's: the outcome compared is the actions', not the layout's difficulty
+	// (SimpleVLA-RL and RLinf roll every LIBERO initial state out n times). Restoring the
+	// start also restores what the environment counts across episodes (the tabletop's
+	// per-task failure history, which weights its task draw, sees the last play of each
+	// start only). 0 or 1 is off.
+	RepeatStarts int `json:"repeat_starts,omitempty"`
 
 	// Policy shapes the actor-critic network and its action head.
 	Policy PolicySettings `json:"policy"`
@@ -379,6 +389,9 @@ func (c Config) Validate() error {
 	}
 	if c.CriticWarmup < 0 {
 		bad("critic warmup must not be negative (0 = off), got %d", c.CriticWarmup)
+	}
+	if c.RepeatStarts < 0 {
+		bad("repeat starts must not be negative (0 or 1 = off), got %d", c.RepeatStarts)
 	}
 	switch c.AdvEstimator {
 	case "", AdvGAE:

@@ -126,7 +126,7 @@ func New(cfg Config, snap *Snapshot, makeEnv EnvFactory) (_ *Engine, err error) 
 	}, model.CloneNetwork(), rand.New(e.svcSrc))
 	e.replay = NewReplayBuffer(cfg.replayCapacity(), cfg.MaxStaleness)
 	e.ro = &rollout{svc: e.svc, replay: e.replay, obsDim: e.obsDim, frameBytes: e.frameBytes, shape: e.shape, chunkSteps: cfg.chunkSteps(),
-		envSteps: &e.envSteps, budget: cfg.MaxEnvSteps}
+		envSteps: &e.envSteps, budget: cfg.MaxEnvSteps, repeatStarts: cfg.RepeatStarts}
 
 	if snap != nil {
 		if err := e.restore(snap); err != nil {
@@ -135,8 +135,7 @@ func New(cfg Config, snap *Snapshot, makeEnv EnvFactory) (_ *Engine, err error) 
 		return e, nil
 	}
 	for _, s := range e.slots {
-		s.obs = s.env.Reset(s.rng)
-		s.frame = e.ro.frameOf(s)
+		e.ro.reset(s)
 	}
 	e.svc.Publish(0, model.Params())
 	return e, nil

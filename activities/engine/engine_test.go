@@ -82,6 +82,11 @@ func TestSyncDeterminismAndResume(t *testing.T) {
 			c.Policy.Head, c.Policy.InitLogStd = kernels.HeadGaussian, -0.5
 			c.Learner.Algo = kernels.AlgoSAPO
 		}},
+		{"grpo-repeat-starts", func(c *Config) {
+			// Every start played 3 times, GRPO grouping by start; episodes end at 20
+			// steps, so snapshots fall between plays of a start.
+			c.AdvEstimator, c.RepeatStarts, c.MaxEpisodeSteps = AdvGRPO, 3, 20
+		}},
 		{"vtrace", func(c *Config) {
 			c.Learner = kernels.DefaultLearnerConfig(kernels.AlgoVTrace)
 			c.Lag = 1

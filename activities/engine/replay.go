@@ -17,6 +17,10 @@ type Chunk struct {
 	// Seq numbers the chunks of one environment from 0 across the whole run;
 	// (Env, Seq) orders a batch deterministically.
 	Seq int64 `json:"seq"`
+	// Start identifies the start of the chunk's episode: a hash of the episode's first
+	// observation (Config.RepeatStarts groups GRPO's episodes by it). 0 for imagined chunks
+	// and chunks of checkpoints written before it existed.
+	Start uint64 `json:"start,omitempty"`
 	// Obs holds T observations row-major (T*ObsDim values).
 	Obs []float64 `json:"obs"`
 	// Actions holds the action tokens, T×ActionShape.Tokens row-major: the

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -51,6 +52,14 @@ type envSlot struct {
 	seq      int64
 	chunk    *Chunk
 
+	// The current start (Config.RepeatStarts): startKey hashes the episode's first
+	// observation; with repeats, start is the environment's state right after the start's
+	// Reset, startObs that Reset's observation, and startLeft the plays still to come.
+	startKey  uint64
+	start     []byte
+	startObs  []float64
+	startLeft int
+
 	// Per-segment measurements, read concurrently by reports.
 	simNanos atomic.Int64 // time spent inside Step and Reset
 	steps    atomic.Int64
@@ -65,7 +74,9 @@ type rollout struct {
 	shape      ActionShape
 	chunkSteps int
 	envSteps   *atomic.Int64
-	fail       func(error) // reports a panic and stops the run; set by Run
+	// repeatStarts is Config.RepeatStarts: each start is played this many times in a row.
+	repeatStarts int
+	fail         func(error) // reports a panic and stops the run; set by Run
 
 	// budget is Config.MaxEnvSteps (0 = unlimited). In async mode every
 	// environment reserves each step in reserved before asking for its
@@ -246,8 +257,7 @@ func (r *rollout) runEnv(ctx context.Context, s *envSlot, steps int, lockstep fu
 				PolicyVersion: rep.Version, Truncated: c.Truncated, Success: c.Success, HasSuccess: sr.HasSuccess})
 			s.epReturn, s.epLen = 0, 0
 			t1 := time.Now()
-			s.obs = s.env.Reset(s.rng)
-			s.frame = r.frameOf(s)
+			r.reset(s)
 			simTime += time.Since(t1)
 		default:
 			s.obs, s.frame = next, nextFrame
@@ -263,6 +273,47 @@ func (r *rollout) runEnv(ctx context.Context, s *envSlot, steps int, lockstep fu
 	if steps >= 0 {
 		r.cut(s) // end of a sync round
 	}
+}
+
+// reset starts the slot's next episode: from a start drawn from the slot's RNG, or, while
+// the current start has plays left (Config.RepeatStarts), from the current start again, by
+// restoring the environment to its state right after that start's Reset. It panics when
+// the environment cannot be captured or restored (runEnv reports it as the run's error).
+func (r *rollout) reset(s *envSlot) {
+	if r.repeatStarts > 1 && s.startLeft > 0 {
+		if err := s.env.UnmarshalBinary(s.start); err != nil {
+			panic(fmt.Sprintf("engine: env %d: restore its start to play it again: %v", s.index, err))
+		}
+		s.startLeft--
+		s.obs = slices.Clone(s.startObs)
+		s.frame = r.frameOf(s)
+		return
+	}
+	s.obs = s.env.Reset(s.rng)
+	s.frame = r.frameOf(s)
+	s.startKey = startKey(s.obs)
+	if r.repeatStarts > 1 {
+		st, err := s.env.MarshalBinary()
+		if err != nil {
+			panic(fmt.Sprintf("engine: env %d: capture its start to play it again: %v", s.index, err))
+		}
+		s.start, s.startObs, s.startLeft = st, slices.Clone(s.obs), r.repeatStarts-1
+	}
+}
+
+// startKey hashes an episode's first observation (FNV-1a over the values' bits): episodes
+// from the same start share it.
+func startKey(obs []float64) uint64 {
+	h := uint64(14695981039346656037)
+	for _, v := range obs {
+		b := math.Float64bits(v)
+		for range 8 {
+			h ^= b & 0xff
+			h *= 1099511628211
+			b >>= 8
+		}
+	}
+	return h
 }
 
 // cut pushes the slot's partial chunk, if any, bootstrapping from the
@@ -289,7 +340,7 @@ func (r *rollout) newChunk(s *envSlot) *Chunk {
 	n := r.chunkSteps
 	a := r.shape
 	c := &Chunk{
-		Env: s.index, Seq: s.seq,
+		Env: s.index, Seq: s.seq, Start: s.startKey,
 		Obs: make([]float64, 0, n*r.obsDim), Frames: make([]byte, 0, n*r.frameBytes),
 		Actions: make([]int, 0, n*a.Tokens), ContActions: make([]float64, 0, n*a.Reals),
 		LogProbs: make([]float64, 0, n*a.LogProbs), Values: make([]float64, 0, n),

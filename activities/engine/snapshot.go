@@ -103,6 +103,13 @@ type EnvSnapshot struct {
 	NextSeq int64 `json:"next_seq"`
 	// Partial is the chunk being filled, if any.
 	Partial *Chunk `json:"partial,omitempty"`
+	// StartKey identifies the running episode's start; with Config.RepeatStarts, Start and
+	// StartObs are the environment's state and observation right after that start's Reset
+	// and StartLeft its plays still to come (envSlot).
+	StartKey  uint64    `json:"start_key,omitempty"`
+	Start     []byte    `json:"start,omitempty"`
+	StartObs  []float64 `json:"start_obs,omitempty"`
+	StartLeft int       `json:"start_left,omitempty"`
 }
 
 // Snapshot captures the engine between runs. It fails while Run is active
@@ -176,7 +183,8 @@ func (e *Engine) Snapshot() (*Snapshot, error) {
 			return nil, fmt.Errorf("snapshot engine: env %d rng: %w", s.index, err)
 		}
 		es := EnvSnapshot{State: state, RNG: rng, Obs: slices.Clone(s.obs), Frame: slices.Clone(s.frame),
-			EpisodeReturn: s.epReturn, EpisodeLength: s.epLen, NextSeq: s.seq}
+			EpisodeReturn: s.epReturn, EpisodeLength: s.epLen, NextSeq: s.seq,
+			StartKey: s.startKey, Start: slices.Clone(s.start), StartObs: slices.Clone(s.startObs), StartLeft: s.startLeft}
 		if s.chunk != nil {
 			es.Partial = cloneChunks([]*Chunk{s.chunk})[0]
 		}
@@ -306,6 +314,10 @@ func (e *Engine) restore(snap *Snapshot) error {
 		s.obs = slices.Clone(es.Obs)
 		s.frame = slices.Clone(es.Frame)
 		s.epReturn, s.epLen, s.seq = es.EpisodeReturn, es.EpisodeLength, es.NextSeq
+		if es.StartLeft > 0 && (len(es.Start) == 0 || len(es.StartObs) != e.obsDim) {
+			return fmt.Errorf("restore snapshot: env %d has %d plays of its start left but its start holds %d state bytes and %d observation values (want %d)", i, es.StartLeft, len(es.Start), len(es.StartObs), e.obsDim)
+		}
+		s.startKey, s.start, s.startObs, s.startLeft = es.StartKey, slices.Clone(es.Start), slices.Clone(es.StartObs), es.StartLeft
 		s.chunk = nil
 		if es.Partial != nil {
 			if err := e.checkChunk(es.Partial, false); err != nil {

@@ -29,7 +29,9 @@ type trainer struct {
 
 	boot     kernels.BootstrapScratch // V(NextObs) of bootstrapped chunks
 	episodes []kernels.EpisodePiece   // AdvGRPO: the batch's pieces as parts of episodes
-	undo     undoState
+	// AdvGRPO: the batch's ended episodes and those whose advantage moves the policy.
+	grpoEpisodes, grpoMoved int
+	undo                    undoState
 }
 
 // undoState is what an update changes: the trainer puts it back when the
@@ -129,6 +131,9 @@ func (t *trainer) update(chunks []*Chunk) (kernels.UpdateStats, batchInfo, error
 		return stats, info, fmt.Errorf("update %d: NaN injected by InjectNaNAtUpdate did not fail the update", num)
 	}
 	stats.ValueOnly = valueOnly
+	if t.grpo() {
+		stats.GRPOEpisodes, stats.GRPOMoved = t.grpoEpisodes, t.grpoMoved
+	}
 	t.updates++
 	t.version++
 	return stats, info, nil
@@ -168,7 +173,10 @@ func (t *trainer) fill(chunks []*Chunk) batchInfo {
 				prev := chunks[i-1]
 				ep.Continues = prev.Env == c.Env && prev.Seq+1 == c.Seq && !prev.Terminated && !prev.Truncated
 			}
-			if !ep.Continues {
+			switch {
+			case t.cfg.RepeatStarts > 1:
+				ep.Group = string(binary.LittleEndian.AppendUint64(nil, c.Start)) // its start's plays
+			case !ep.Continues:
 				ep.Group = t.taskKey(c.Obs[:d]) // an episode's group is its first piece's
 			}
 			t.episodes = append(t.episodes, ep)
@@ -230,7 +238,14 @@ func (t *trainer) advantages() {
 	}
 	if t.grpo() {
 		// The critic keeps GAE's returns as its targets; the policy gets the outcomes.
-		kernels.GroupAdvantages(b.Rewards, t.episodes, b.Advantages)
+		t.grpoEpisodes, _ = kernels.GroupAdvantages(b.Rewards, t.episodes, b.Advantages)
+		t.grpoMoved = 0
+		for _, ep := range t.episodes {
+			// An episode's advantage is one value on all its steps; count it at its first piece.
+			if a := b.Advantages[ep.Start]; !ep.Continues && (a > 0 || a < 0 && !t.cfg.Learner.PositiveAdvantages) {
+				t.grpoMoved++
+			}
+		}
 	}
 }
 

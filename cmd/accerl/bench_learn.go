@@ -42,6 +42,10 @@ type learnSeed struct {
 	// the acting policy finished a task, what the RL loss had to learn from.
 	EvalCurve    []float64 `json:"eval_success_curve,omitempty"`
 	TrainSuccess []float64 `json:"train_success_curve,omitempty"`
+	// GRPOEpisodes and GRPOMoved are, per update of a GRPO check, the episodes that ended in
+	// the batch and those whose advantage moved the policy (metrics grpo_episodes, grpo_moved).
+	GRPOEpisodes []int64 `json:"grpo_episodes_curve,omitempty"`
+	GRPOMoved    []int64 `json:"grpo_moved_curve,omitempty"`
 	// The same for the evaluations played sampling (--eval-sampled): the cloned policy's,
 	// the last one and every one in order.
 	PretrainSampled *float64  `json:"pretrain_sampled_success,omitempty"`
@@ -74,6 +78,7 @@ type learnSettings struct {
 	SkipRewardless bool    `json:"skip_rewardless,omitempty"`
 	PositiveAdv    bool    `json:"positive_advantages,omitempty"`
 	AdvEstimator   string  `json:"adv_estimator,omitempty"` // "" is GAE
+	RepeatStarts   int     `json:"repeat_starts,omitempty"` // each start played this many times (GRPO groups by start)
 	Temperature    float64 `json:"temperature,omitempty"`   // VLA checks: the RL sampling temperature
 	DetachValue    bool    `json:"detach_value,omitempty"`
 	ExecutedOnly   bool    `json:"executed_only,omitempty"` // VLA checks: RL acts with and scores the executed actions alone
@@ -101,6 +106,9 @@ func (s learnSettings) String() string {
 	if s.AdvEstimator != "" {
 		out += ", " + s.AdvEstimator + " advantages"
 	}
+	if s.RepeatStarts > 1 {
+		out += fmt.Sprintf(" grouped by start (each played %d times)", s.RepeatStarts)
+	}
 	if s.Temperature > 0 {
 		out += fmt.Sprintf(", sampling temperature %g", s.Temperature)
 	}
@@ -125,10 +133,19 @@ func (s learnSettings) String() string {
 	return out
 }
 
+// movedList is "m/n" per update, space-separated.
+func movedList(moved, ended []int64) string {
+	parts := make([]string, len(moved))
+	for i := range moved {
+		parts[i] = fmt.Sprintf("%d/%d", moved[i], ended[i])
+	}
+	return strings.Join(parts, " ")
+}
+
 func learnSettingsOf(c specs.Config) learnSettings {
 	a := c.Algorithm
 	s := learnSettings{LearningRate: a.LearningRate, BatchSteps: a.BatchSteps, CriticWarmup: a.CriticWarmup, SkipRewardless: a.SkipRewardless,
-		PositiveAdv: a.PositiveAdvantages, AdvEstimator: a.AdvEstimator, EvalSampled: c.Evaluation.Sampled, CheckpointEvery: c.Checkpoint.Every}
+		PositiveAdv: a.PositiveAdvantages, AdvEstimator: a.AdvEstimator, RepeatStarts: a.RepeatStarts, EvalSampled: c.Evaluation.Sampled, CheckpointEvery: c.Checkpoint.Every}
 	if c.Pretrain.Enabled {
 		s.PretrainEpochs = c.Pretrain.Epochs
 	}
@@ -148,6 +165,7 @@ type learnOverrides struct {
 	detach, executedOnly, positiveAdv, skipRewardless, evalSampled bool
 	greedy, advEstimator                                           *string
 	criticWarmup, batchSteps, pretrainEpochs, checkpointEvery      int
+	repeatStarts                                                   int
 }
 
 // setBool sets *dst to v when the boolean flag name was given.
@@ -181,6 +199,12 @@ func (o learnOverrides) apply(check string, cfg *specs.Config) error {
 	o.setBool("positive-advantages", &a.PositiveAdvantages, o.positiveAdv)
 	if o.advEstimator != nil {
 		a.AdvEstimator = *o.advEstimator
+	}
+	if o.repeatStarts > 0 {
+		if a.AdvEstimator != specs.AdvEstimatorGRPO {
+			return fmt.Errorf("--repeat-starts: check %s does not use GRPO advantages, which are what compares the plays of a start; add --adv-estimator grpo", check)
+		}
+		a.RepeatStarts = o.repeatStarts
 	}
 	if o.learningRate > 0 {
 		a.LearningRate = o.learningRate
@@ -231,6 +255,7 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	batchSteps := fs.Int("batch-steps", 0, "override each check's env steps per update (algorithm.batch_steps; 0 keeps the check's)")
 	pretrainEpochs := fs.Int("pretrain-epochs", 0, "clone the checks with a pretrain block for this many epochs (pretrain.epochs; 0 keeps the check's); under --bc-cache another count is another entry")
 	checkpointEvery := fs.Int("checkpoint-every", 0, "updates per segment (checkpoint.every; 0 keeps the check's): each segment ends with a checkpoint and the check's evaluation, so 4 plays a quarter of the evaluation episodes of 1 (sync-mode training is the same either way: snapshots restore it exactly at a segment boundary)")
+	repeatStarts := fs.Int("repeat-starts", 0, "with GRPO advantages, play every start (a task's layout after a reset) this many times in a row and judge each episode against its start's other plays instead of its task's episodes (algorithm.repeat_starts; 0 keeps the check's, 1 turns it off)")
 	remote := fs.Int("remote", 0, "step the checks' environments on this many `accerl envserver`s started on this host (over dm_env_rpc) instead of in process, to compare learning through the network tier; 0 is in process")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -282,14 +307,14 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	if *criticWarmup < 0 || *rlLR < 0 || *batchSteps < 0 || *pretrainEpochs < 0 || *checkpointEvery < 0 {
-		return fmt.Errorf("--critic-warmup %d, --learning-rate %g, --batch-steps %d, --pretrain-epochs %d, --checkpoint-every %d: none of them may be negative (0 keeps each check's)",
-			*criticWarmup, *rlLR, *batchSteps, *pretrainEpochs, *checkpointEvery)
+	if *criticWarmup < 0 || *rlLR < 0 || *batchSteps < 0 || *pretrainEpochs < 0 || *checkpointEvery < 0 || *repeatStarts < 0 {
+		return fmt.Errorf("--critic-warmup %d, --learning-rate %g, --batch-steps %d, --pretrain-epochs %d, --checkpoint-every %d, --repeat-starts %d: none of them may be negative (0 keeps each check's)",
+			*criticWarmup, *rlLR, *batchSteps, *pretrainEpochs, *checkpointEvery, *repeatStarts)
 	}
 	ov := learnOverrides{given: map[string]bool{}, temperature: *temperature, detach: *detach, executedOnly: *executedOnly,
 		greedy: greedyName, criticWarmup: *criticWarmup, positiveAdv: *positiveAdv, advEstimator: advName,
 		skipRewardless: *skipRewardless, learningRate: *rlLR, evalSampled: *evalSampled, batchSteps: *batchSteps,
-		pretrainEpochs: *pretrainEpochs, checkpointEvery: *checkpointEvery}
+		pretrainEpochs: *pretrainEpochs, checkpointEvery: *checkpointEvery, repeatStarts: *repeatStarts}
 	fs.Visit(func(f *flag.Flag) { ov.given[f.Name] = true })
 	var cache *bcCache
 	if *cacheDir != "" {
@@ -340,6 +365,9 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			}
 			if len(s.SampledCurve) > 0 {
 				fmt.Fprintf(stdout, "    sampled evaluations' success: BC %s, then %s\n", pct(s.PretrainSampled), pctList(s.SampledCurve))
+			}
+			if len(s.GRPOMoved) > 0 {
+				fmt.Fprintf(stdout, "    GRPO: episodes whose advantage moved the policy, of those ended, per update: %s\n", movedList(s.GRPOMoved, s.GRPOEpisodes))
 			}
 		}
 		failed = failed || !res.Passed
@@ -405,6 +433,10 @@ func trainCheck(ctx context.Context, name string, cfg specs.Config, seed uint64,
 			}
 			if m.Episodes > 0 && !math.IsNaN(m.Success) {
 				s.TrainSuccess = append(s.TrainSuccess, m.Success)
+			}
+			if cfg.Algorithm.AdvEstimator == specs.AdvEstimatorGRPO {
+				s.GRPOEpisodes = append(s.GRPOEpisodes, m.GRPOEpisodes)
+				s.GRPOMoved = append(s.GRPOMoved, m.GRPOMoved)
 			}
 			if m.EvalEpisodes > 0 && !math.IsNaN(m.EvalSampledSuccess) {
 				s.SampledCurve = append(s.SampledCurve, m.EvalSampledSuccess)

@@ -111,7 +111,9 @@ func TestBenchLearnRLFlagErrors(t *testing.T) {
 		{[]string{"--adv-estimator", "rloo", "cartpole-ppo"}, `--adv-estimator "rloo": give gae or grpo`},
 		{[]string{"--greedy", "median", "tabletop-spatial-vla"}, `--greedy "median": give argmax or mean`},
 		{[]string{"--greedy", "mean", "--seeds", "1", "cartpole-ppo"}, "check cartpole-ppo has no VLA policy"},
-		{[]string{"--pretrain-epochs", "-2", "tabletop-spatial-vla"}, "--pretrain-epochs -2, --checkpoint-every 0: none of them may be negative"},
+		{[]string{"--pretrain-epochs", "-2", "tabletop-spatial-vla"}, "--pretrain-epochs -2, --checkpoint-every 0, --repeat-starts 0: none of them may be negative"},
+		{[]string{"--repeat-starts", "-1", "tabletop-spatial-vla"}, "--repeat-starts -1: none of them may be negative"},
+		{[]string{"--repeat-starts", "4", "--seeds", "1", "cartpole-ppo"}, "check cartpole-ppo does not use GRPO advantages, which are what compares the plays of a start; add --adv-estimator grpo"},
 		{[]string{"--pretrain-epochs", "20", "--seeds", "1", "cartpole-ppo"}, "check cartpole-ppo clones no policy (it has no pretrain block)"},
 	} {
 		status, _, stderr := runArgs(t, append([]string{"bench", "learn"}, tc.args...)...)
