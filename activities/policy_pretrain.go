@@ -143,7 +143,10 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 				return ctx.Err()
 			}
 			report(bcProgress{Phase: contract.PhaseClone, Epoch: tr.Epochs(), Epochs: epochs})
-			if _, err := tr.Epoch(); err != nil {
+			if _, err := tr.epoch(ctx); err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err() // cancelled mid-epoch: the next attempt resumes from the last epoch's checkpoint
+				}
 				return temporal.NewApplicationErrorWithCause(err.Error(), ErrTypeTraining, err)
 			}
 			st, err := tr.state()

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -13,7 +14,9 @@ import (
 type cloner interface {
 	Done() bool
 	Epochs() int
-	Epoch() (float64, error)
+	// epoch trains one epoch; it may stop early when ctx is done, leaving the trainer to
+	// be restored from its last state.
+	epoch(ctx context.Context) (float64, error)
 	// state and restore are the content of an epoch checkpoint.
 	state() ([]byte, error)
 	restore(b []byte) error
@@ -75,6 +78,9 @@ type mlpCloner struct {
 	logStd float64
 }
 
+// epoch runs a whole epoch: the state-vector policy's take well under a second.
+func (m mlpCloner) epoch(context.Context) (float64, error) { return m.Epoch() }
+
 func (m mlpCloner) state() ([]byte, error) { return marshalState(m.State()) }
 func (m mlpCloner) restore(b []byte) error {
 	var s bc.TrainerState
@@ -87,6 +93,8 @@ func (m mlpCloner) epochLoss() []float64       { return m.Result().EpochLoss }
 func (m mlpCloner) params() ([]float64, error) { return m.Model().FoldedParams(m.logStd) }
 
 type vlaCloner struct{ *bc.VLATrainer }
+
+func (v vlaCloner) epoch(ctx context.Context) (float64, error) { return v.EpochContext(ctx) }
 
 func (v vlaCloner) state() ([]byte, error) {
 	s, err := v.State()

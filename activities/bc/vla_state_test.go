@@ -1,7 +1,9 @@
 package bc
 
 import (
+	"context"
 	"encoding/binary"
+	"errors"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -45,7 +47,8 @@ func stateThroughJSON(t *testing.T, tr *VLATrainer) VLATrainerState {
 }
 
 // A VLA trainer restored from an epoch's state (through JSON, as PretrainPolicy checkpoints
-// it) trains the remaining epochs bit-identically to the uninterrupted one.
+// it) trains the remaining epochs bit-identically to the uninterrupted one, and an epoch
+// under a cancelled context gives up at once.
 func TestVLATrainerStateResumesExactly(t *testing.T) {
 	demos := tinyImageDemos(t)
 	ref, err := NewVLATrainer(tinyVLAConfig(), demos)
@@ -62,6 +65,13 @@ func TestVLATrainerStateResumesExactly(t *testing.T) {
 		t.Fatal(err)
 	}
 	back := stateThroughJSON(t, a)
+	// A cancelled epoch stops before its next step with the context's error and does not
+	// count; the state saved before it still resumes exactly (below).
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := a.EpochContext(ctx); !errors.Is(err, context.Canceled) || a.Epochs() != 1 {
+		t.Fatalf("cancelled epoch: error %v, %d epochs counted; want context.Canceled and 1", err, a.Epochs())
+	}
 	r, _ := NewVLATrainer(tinyVLAConfig(), demos)
 	if err := r.Restore(back); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package bc
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -371,7 +372,14 @@ func (t *VLATrainer) Result() VLATrainResult {
 // 0), gradient clipping and one Adam step, the learning rate decaying
 // linearly from LR to FinalLR (LR/10 when 0) over all epochs' steps; a
 // DAgger round's from its own rate to a tenth of it.
-func (t *VLATrainer) Epoch() (float64, error) {
+func (t *VLATrainer) Epoch() (float64, error) { return t.EpochContext(context.Background()) }
+
+// EpochContext is Epoch that gives up between two steps once ctx is done (an epoch of a
+// realistic clone takes minutes on a CPU; a cancelled activity or Ctrl-C should not wait
+// for it): it then returns ctx's error and leaves the trainer mid-epoch, its parameters
+// stepped but its epoch count not, so the caller restores the last epoch's State before
+// training on (PretrainPolicy resumes from its epoch checkpoints).
+func (t *VLATrainer) EpochContext(ctx context.Context) (float64, error) {
 	start := time.Now()
 	cfg, b, net := t.cfg, t.b, t.m.Net
 	shuffleOrder(t.order, cfg.Seed, 0x71a00+uint64(t.epoch))
@@ -387,6 +395,9 @@ func (t *VLATrainer) Epoch() (float64, error) {
 	}
 	sum, acc := 0.0, 0.0
 	for s := range perEpoch {
+		if err := ctx.Err(); err != nil {
+			return math.NaN(), fmt.Errorf("bc vla train: epoch %d stopped after %d of %d steps: %w", t.epoch, s, perEpoch, err)
+		}
 		for r, i := range t.order[s*b : (s+1)*b] {
 			t.bo[r], t.bt[r] = t.obs[i], t.tok[i]
 			if cfg.Shift > 0 {

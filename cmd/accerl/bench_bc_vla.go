@@ -158,10 +158,7 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 		}
 		fmt.Fprintf(stdout, "recorded %d samples in %.0fs\n", tr.Samples(), collectS)
 		for !tr.Done() {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			l, err := tr.Epoch()
+			l, err := tr.EpochContext(ctx)
 			if err != nil {
 				return fmt.Errorf("bench bc: %w", err)
 			}
@@ -240,10 +237,7 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 		}
 		trainStart := tr.Result().TrainS
 		for !tr.Done() {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			l, err := tr.Epoch()
+			l, err := tr.EpochContext(ctx)
 			if err != nil {
 				return fmt.Errorf("bench bc: dagger round %d: %w", round, err)
 			}
