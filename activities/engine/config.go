@@ -113,7 +113,9 @@ type Config struct {
 	// (SimpleVLA-RL and RLinf roll every LIBERO initial state out n times). Restoring the
 	// start also restores what the environment counts across episodes (the tabletop's
 	// per-task failure history, which weights its task draw, sees the last play of each
-	// start only). 0 or 1 is off.
+	// start only). It needs environments whose MarshalBinary captures the whole state (every
+	// simulator in testenv; a remote world only with dm_env_rpc's "state" property, without
+	// which a restored start ends its episode at the first step). 0 or 1 is off.
 	RepeatStarts int `json:"repeat_starts,omitempty"`
 
 	// Policy shapes the actor-critic network and its action head.
