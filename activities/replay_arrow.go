@@ -44,14 +44,19 @@ var replaySchema = arrow.NewSchema([]arrow.Field{
 	{Name: "frames", Type: arrow.ListOf(arrow.BinaryTypes.Binary), Nullable: true},
 	{Name: "next_frame", Type: arrow.BinaryTypes.Binary, Nullable: true},
 	{Name: "terminal_frame", Type: arrow.BinaryTypes.Binary, Nullable: true},
+	// start identifies the start of the chunk's episode, a hash of its first observation
+	// (engine.Chunk.Start: algorithm.repeat_starts compares the plays of one start).
+	{Name: "start", Type: arrow.PrimitiveTypes.Uint64},
 }, nil)
 
 // replaySchemaV1 is the schema of checkpoints written before the success column; such a
 // file reads back with every chunk's Success false. replaySchemaV2 is that of checkpoints
-// written before the frame columns (no frames).
+// written before the frame columns (no frames), replaySchemaV3 before the start column
+// (every chunk's Start 0).
 var (
 	replaySchemaV1 = arrow.NewSchema(replaySchema.Fields()[:14], nil)
 	replaySchemaV2 = arrow.NewSchema(replaySchema.Fields()[:15], nil)
+	replaySchemaV3 = arrow.NewSchema(replaySchema.Fields()[:18], nil)
 )
 
 // encodeReplay writes chunks (oldest first) as an Arrow IPC file; version is the policy
@@ -85,6 +90,7 @@ func encodeReplay(chunks []*engine.Chunk, version int64) ([]byte, error) {
 		frames = frames || len(c.Frames) > 0
 		appendBinary(b.Field(16), c.NextFrame)
 		appendBinary(b.Field(17), c.TerminalFrame)
+		b.Field(18).(*array.Uint64Builder).Append(c.Start)
 	}
 	var opts []ipc.Option
 	if frames {
@@ -126,7 +132,8 @@ func decodeReplay(data []byte) ([]*engine.Chunk, error) {
 		return nil, fmt.Errorf("decode replay: %w", err)
 	}
 	defer func() { _ = r.Close() }()
-	hasFrames := r.Schema().Equal(replaySchema)
+	hasStart := r.Schema().Equal(replaySchema)
+	hasFrames := hasStart || r.Schema().Equal(replaySchemaV3)
 	hasSuccess := hasFrames || r.Schema().Equal(replaySchemaV2)
 	if !hasSuccess && !r.Schema().Equal(replaySchemaV1) {
 		return nil, fmt.Errorf("decode replay: unexpected schema %v", r.Schema())
@@ -161,6 +168,9 @@ func decodeReplay(data []byte) ([]*engine.Chunk, error) {
 				c.Frames = framesAt(col(15), row)
 				c.NextFrame = binaryAt(col(16), row)
 				c.TerminalFrame = binaryAt(col(17), row)
+			}
+			if hasStart {
+				c.Start = col(18).(*array.Uint64).Value(row)
 			}
 			chunks = append(chunks, c)
 		}
