@@ -3,8 +3,8 @@ package bc
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"encoding/json"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
