@@ -241,7 +241,7 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	steps := fs.Int64("steps", 0, "override each check's env-step budget (0 keeps it; a smaller budget is a quick smoke run, not the check)")
 	mode := fs.String("mode", specs.ModeSync, "pipeline mode: sync (deterministic) or async")
 	jsonOut := fs.String("json", "", "also write the results to this JSON file")
-	cacheDir := fs.String("bc-cache", "", "keep each check's and seed's behaviour-cloned policy in this directory and start later runs of the same recipe from it instead of cloning again (RL ablations of a VLA check); the runs' BC success is the cached policy's")
+	cacheDir := fs.String("bc-cache", "", "keep each check's and seed's behaviour-cloned policy in this directory and start later runs of the same recipe from it instead of cloning again (RL ablations of a VLA check); an entry is saved as soon as its cloning is done, so other runs can start from it while this one's RL goes on; the runs' BC success is the cached policy's")
 	temperature := fs.Float64("temperature", 0, "sample the VLA checks' RL action tokens at this temperature (policy.vla.temperature; 0 keeps the check's)")
 	detach := fs.Bool("detach-value", false, "train the VLA checks' RL value head without its gradient into the transformer (policy.vla.detach_value; the VLA checks' default, --detach-value=false turns it off)")
 	executedOnly := fs.Bool("executed-only", true, "let the VLA checks' RL act with, and score, only the executed actions of each chunk (policy.vla.executed_only, the checks' default); --executed-only=false decodes and scores whole chunks")
@@ -409,10 +409,13 @@ func trainCheck(ctx context.Context, name string, cfg specs.Config, seed uint64,
 	defer os.RemoveAll(dir)
 	var start time.Time
 	var st runstate.State
-	cached, err := cache.around(name, cfg, seed, dir, func() (err error) {
+	cached, err := cache.around(name, cfg, seed, dir, func(cloned func()) (err error) {
 		start = time.Now()
 		st, err = activities.RunLocal(ctx, activities.LocalRun{Experiment: "bench-learn", Arm: name, Seed: seed,
-			SpecHash: "bench-learn-" + name, Config: cfg, RunDir: dir}, nil)
+			SpecHash: "bench-learn-" + name, Config: cfg, RunDir: dir}, func(runstate.State, activities.TrainSegmentResult) bool {
+			cloned()
+			return false
+		})
 		return err
 	})
 	if err != nil {

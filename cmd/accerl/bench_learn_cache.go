@@ -52,11 +52,13 @@ func (c bcCache) entry(check string, cfg specs.Config, seed uint64) (string, err
 
 // around runs run, a training of cfg's seed in the fresh run directory runDir, with the
 // cloned policy from the cache: restored before it when the check's entry holds one
-// (cached true), else saved after it. A nil cache, or a cfg without a pretrain block, only
-// runs it.
-func (c *bcCache) around(check string, cfg specs.Config, seed uint64, runDir string, run func() error) (cached bool, err error) {
+// (cached true), else saved as soon as the cloning is done: run calls cloned after its
+// first RL segment (its segment hook), so that other benches can start from the entry
+// while this one's RL goes on, and a run stopped during RL keeps its clone. A nil cache,
+// or a cfg without a pretrain block, only runs it (cloned does nothing).
+func (c *bcCache) around(check string, cfg specs.Config, seed uint64, runDir string, run func(cloned func()) error) (cached bool, err error) {
 	if c == nil || !cfg.Pretrain.Enabled {
-		return false, run()
+		return false, run(func() {})
 	}
 	entry, err := c.entry(check, cfg, seed)
 	if err != nil {
@@ -65,13 +67,17 @@ func (c *bcCache) around(check string, cfg specs.Config, seed uint64, runDir str
 	if cached, err = c.restore(entry, runDir); err != nil {
 		return false, err
 	}
-	if err := run(); err != nil {
-		return cached, err
+	saved, saveErr := cached, error(nil)
+	save := func() {
+		if !saved {
+			saved, saveErr = true, c.save(entry, runDir)
+		}
 	}
-	if !cached {
-		err = c.save(entry, runDir)
+	if err := run(save); err != nil {
+		return cached, errors.Join(err, saveErr)
 	}
-	return cached, err
+	save() // a run without RL segments
+	return cached, saveErr
 }
 
 // restore copies a cached cloned policy into the fresh run directory runDir, so that the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -55,20 +56,7 @@ func TestBCCache(t *testing.T) {
 	}
 
 	run := t.TempDir()
-	final := activities.BCPolicyDir(run)
-	for path, body := range map[string]string{
-		filepath.Join(final, "policy.json"):                       "{}",
-		filepath.Join(activities.BCDir(run), "epoch-000001", "x"): "epoch",
-		filepath.Join(run, runstore.PretrainFile):                 `{"success":0.4}`,
-		filepath.Join(run, "summary.json"):                        "{}",
-	} {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	fakeClone(t, run)
 	fresh := t.TempDir()
 	if ok, err := c.restore(base, fresh); ok || err != nil {
 		t.Fatalf("restore from an empty cache: %v, %v", ok, err)
@@ -94,6 +82,69 @@ func TestBCCache(t *testing.T) {
 	}
 	if matches, _ := filepath.Glob(filepath.Join(c.dir, "*.tmp")); len(matches) != 0 {
 		t.Errorf("temporary entries left: %v", matches)
+	}
+}
+
+// fakeClone writes what a run's cloning leaves in its directory: the final policy, an epoch
+// checkpoint, pretrain.json, and a summary.
+func fakeClone(t *testing.T, run string) {
+	t.Helper()
+	for path, body := range map[string]string{
+		filepath.Join(activities.BCPolicyDir(run), "policy.json"): "{}",
+		filepath.Join(activities.BCDir(run), "epoch-000001", "x"): "epoch",
+		filepath.Join(run, runstore.PretrainFile):                 `{"success":0.4}`,
+		filepath.Join(run, "summary.json"):                        "{}",
+	} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestBCCacheSavesOnceCloned: around saves the entry when the run says its cloning is done
+// (after its first RL segment), so a run that then fails keeps its clone, and the next run
+// of the recipe starts from it.
+func TestBCCacheSavesOnceCloned(t *testing.T) {
+	c := &bcCache{dir: t.TempDir()}
+	cfg := tabletopVLAConfig("spatial")
+	entry, err := c.entry("chk", cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached, err := c.around("chk", cfg, 1, t.TempDir(), func(func()) error {
+		return errors.New("killed during RL")
+	})
+	if cached || err == nil || !strings.Contains(err.Error(), "killed during RL") {
+		t.Fatalf("a run that failed before cloning: cached %v, error %v", cached, err)
+	}
+	if _, err := os.Stat(entry); err == nil {
+		t.Fatal("a run that failed before its cloning was done left an entry")
+	}
+	run := t.TempDir()
+	cached, err = c.around("chk", cfg, 1, run, func(cloned func()) error {
+		fakeClone(t, run)
+		cloned()
+		if _, err := os.Stat(filepath.Join(entry, runstore.PretrainFile)); err != nil {
+			t.Errorf("the entry was not saved when the cloning was done: %v", err)
+		}
+		return errors.New("killed during RL")
+	})
+	if cached || err == nil || !strings.Contains(err.Error(), "killed during RL") {
+		t.Fatalf("a run killed during RL: cached %v, error %v", cached, err)
+	}
+	fresh := t.TempDir()
+	cached, err = c.around("chk", cfg, 1, fresh, func(cloned func()) error {
+		cloned()
+		return nil
+	})
+	if !cached || err != nil {
+		t.Fatalf("the next run: cached %v, error %v; want it to start from the saved clone", cached, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(fresh, runstore.PretrainFile)); err != nil || string(b) != `{"success":0.4}` {
+		t.Errorf("pretrain.json restored as %q (%v)", b, err)
 	}
 }
 

@@ -424,9 +424,12 @@ func runSampleArm(ctx context.Context, cfg specs.Config, seed uint64, ev sampleE
 	// The behaviour-cloned warm start (tabletop): restored from the cache when this seed's
 	// clone is there (the other arm's, or an earlier bench's), else cloned and saved.
 	var st runstate.State
-	arm.BCCached, err = ev.bc.around(ev.check, cfg, seed, dir, func() (err error) {
+	arm.BCCached, err = ev.bc.around(ev.check, cfg, seed, dir, func(cloned func()) (err error) {
 		st, err = activities.RunLocal(ctx, activities.LocalRun{Experiment: "bench-sample-efficiency", Arm: "arm", Seed: seed,
-			SpecHash: "bench-sample-efficiency", Config: cfg, RunDir: dir}, hook)
+			SpecHash: "bench-sample-efficiency", Config: cfg, RunDir: dir}, func(st runstate.State, res activities.TrainSegmentResult) bool {
+			cloned()
+			return hook(st, res)
+		})
 		return err
 	})
 	if err != nil {
