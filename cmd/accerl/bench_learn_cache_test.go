@@ -240,13 +240,22 @@ func TestLearnVLACheckRecipe(t *testing.T) {
 }
 
 // TestVLAExampleIsTheCheck: examples/vla.hcl is the recipe `bench learn tabletop-spatial-vla`
-// measures (its comments quote the check's results), field for field.
+// measures (its comments quote the check's results), field for field, but for the cloning's
+// epochs: 12 by default, so that a first run stays well under an hour on 2 cores, and the
+// check's 20 with -var epochs=20.
 func TestVLAExampleIsTheCheck(t *testing.T) {
-	exp, diags := specs.ParseFile(filepath.Join("..", "..", "examples", "vla.hcl"), nil)
-	if diags.HasErrors() {
-		t.Fatal(diags.Error())
+	parse := func(vars map[string]string) specs.Config {
+		t.Helper()
+		exp, diags := specs.ParseFile(filepath.Join("..", "..", "examples", "vla.hcl"), vars)
+		if diags.HasErrors() {
+			t.Fatal(diags.Error())
+		}
+		return exp.Arms[0].Config
 	}
-	got, want := exp.Arms[0].Config, tabletopVLAConfig("spatial")
+	if c := parse(nil); c.Pretrain.Epochs != 12 {
+		t.Errorf("examples/vla.hcl clones for %d epochs by default, want 12", c.Pretrain.Epochs)
+	}
+	got, want := parse(map[string]string{"epochs": "20"}), tabletopVLAConfig("spatial")
 	// The spec keeps the MLP's default hidden layers and activation, which a VLA policy
 	// never reads; the check leaves them empty (and its BC cache keys on that).
 	got.Policy.Hidden, got.Policy.Activation = nil, ""
