@@ -6,6 +6,8 @@ import (
 
 	"github.com/accerl/accerl/activities/bc"
 	"github.com/accerl/accerl/activities/engine"
+	"github.com/accerl/accerl/runstore"
+	"github.com/accerl/accerl/specs"
 	"github.com/accerl/accerl/testenv/tabletop"
 )
 
@@ -59,10 +61,36 @@ func (e *fixedInitEnv) Reset(rng *rand.Rand) []float64 { return e.ResetEpisode(e
 // environment played before (an evaluation that plays its episodes on several environments
 // side by side numbers them itself); the next Reset is episode n+1.
 func (e *fixedInitEnv) ResetEpisode(n int, _ *rand.Rand) []float64 {
-	t := e.tasks[n%len(e.tasks)]
-	i := (n / len(e.tasks)) % tabletop.InitStates
+	t, i := fixedStart(e.tasks, n)
 	e.n = n + 1
 	return e.to.ResetTo(t, i)
+}
+
+// fixedStart is the task and fixed initial state of evaluation episode n of an arm whose
+// tasks are tasks: task tasks[n mod T] from initial state (n div T) mod tabletop.InitStates.
+func fixedStart(tasks []int, n int) (task, init int) {
+	return tasks[n%len(tasks)], (n / len(tasks)) % tabletop.InitStates
+}
+
+// taskSuccess splits an evaluation of a tabletop arm by task, in the order of the arm's
+// tasks: its evaluation played episode n on task fixedStart(tasks, n). It returns nil for
+// other environments and evaluations without a notion of success.
+func taskSuccess(env specs.Env, r engine.EvalResult) []runstore.TaskSuccess {
+	if env.Kind != specs.EnvTabletop || !r.HasSuccess || len(env.Tasks) == 0 {
+		return nil
+	}
+	out := make([]runstore.TaskSuccess, len(env.Tasks))
+	for j, t := range env.Tasks {
+		out[j] = runstore.TaskSuccess{Task: t, Instruction: tabletop.Instruction(env.Suite, t)}
+	}
+	for n, ok := range r.Succeeded {
+		j := n % len(env.Tasks)
+		out[j].Episodes++
+		if ok {
+			out[j].Successes++
+		}
+	}
+	return out
 }
 
 // chunkEnv runs action chunks: an action is k consecutive actions of the inner environment

@@ -11,6 +11,7 @@ import (
 	"github.com/accerl/accerl/runstate"
 	"github.com/accerl/accerl/runstore"
 	"github.com/accerl/accerl/specs"
+	"github.com/accerl/accerl/testenv/tabletop"
 )
 
 // With an evaluation block, each segment's last metrics row carries the mean return of its
@@ -122,6 +123,15 @@ func TestEvalSuccessColumn(t *testing.T) {
 	}
 	if last := rows[len(rows)-1]; last.EvalEpisodes != 2 || last.EvalSuccess != 0 {
 		t.Errorf("last metrics row: eval_episodes %d, eval_success %v; want 2 and 0", last.EvalEpisodes, last.EvalSuccess)
+	}
+	// summary.json splits the evaluation by task: the arm's one task, both episodes.
+	var sum runstore.RunSummary
+	if err := runstore.ReadJSON(filepath.Join(dir, summaryFileName), &sum); err != nil {
+		t.Fatal(err)
+	}
+	want := runstore.TaskSuccess{Task: 1, Instruction: tabletop.Instruction("goal", 1), Episodes: 2}
+	if len(sum.EvalTasks) != 1 || sum.EvalTasks[0] != want || sum.EvalSampledTasks != nil {
+		t.Errorf("summary's eval tasks %+v, sampled %+v; want [%+v] and none", sum.EvalTasks, sum.EvalSampledTasks, want)
 	}
 }
 

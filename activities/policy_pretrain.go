@@ -92,20 +92,33 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 		// The reference is the run directory's as it is now (it may have been moved
 		// or copied since the policy was saved).
 		p.Result.Checkpoint = wc.Ref(final)
-		if ev := c.Evaluation; playSampledAgain(c, p.Result) {
+		greedy, sampled := splitAgain(c, p.Result)
+		if sampled = sampled || playSampledAgain(c, p.Result); greedy || sampled {
 			// Finished under an evaluation block without sampled, or sampled at another
-			// temperature (copied from `bench learn --bc-cache`): play the sampled
-			// evaluation now. It goes into
-			// pretrain.json, not into the final checkpoint, so a retry plays it again,
-			// with the same result (the evaluation seed fixes every draw).
+			// temperature, or by a build that did not split its evaluations by task
+			// (copied from `bench learn --bc-cache`): play what is missing now. It goes
+			// into pretrain.json, not into the final checkpoint, so a retry plays it
+			// again, with the same result (the evaluation seed fixes every draw).
+			ev := c.Evaluation
 			err := withHeartbeat(ctx, bcHeartbeatS*time.Second, func(report func(any)) error {
 				report(bcProgress{Phase: contract.PhaseEvaluate, Epoch: c.Pretrain.Epochs, Epochs: c.Pretrain.Epochs})
 				return withCloneEngine(c, in.Seed, p.Params, func(eng *engine.Engine) error {
+					if greedy {
+						r, err := eng.Evaluate(ev.Episodes, engine.EvalSeed(in.Seed), ev.Greedy)
+						if err != nil {
+							return err
+						}
+						p.Result.Tasks = taskSuccess(c.Env, r)
+					}
+					if !sampled {
+						return nil
+					}
 					s, err := eng.Evaluate(ev.Episodes, engine.EvalSeed(in.Seed), false)
 					if err != nil {
 						return err
 					}
 					p.Result.SampledSuccess, p.Result.HasSampledSuccess, p.Result.SampledTemperature = s.SuccessRate(), s.HasSuccess, sampledTemperature(c)
+					p.Result.SampledTasks = taskSuccess(c.Env, s)
 					return nil
 				})
 			})
@@ -177,8 +190,10 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 				return err
 			}
 			res.Success, res.HasSuccess, res.EvalEpisodes = r.SuccessRate(), r.HasSuccess, len(r.Returns)
+			res.Tasks = taskSuccess(c.Env, r)
 			if s != nil {
 				res.SampledSuccess, res.HasSampledSuccess, res.SampledTemperature = s.SuccessRate(), s.HasSuccess, sampledTemperature(c)
+				res.SampledTasks = taskSuccess(c.Env, *s)
 			}
 			return nil
 		})
@@ -273,6 +288,16 @@ func playSampledAgain(c specs.Config, r PretrainPolicyResult) bool {
 	return c.Evaluation.PlaysSampled() && (!r.HasSampledSuccess || r.SampledTemperature != sampledTemperature(c))
 }
 
+// splitAgain says whether a finished clone's result r lacks the split by task of its greedy
+// and of its sampled evaluation that arm c records (a tabletop arm's clone evaluated by an
+// older build).
+func splitAgain(c specs.Config, r PretrainPolicyResult) (greedy, sampled bool) {
+	if c.Env.Kind != specs.EnvTabletop || c.Evaluation.Episodes <= 0 {
+		return false, false
+	}
+	return r.HasSuccess && r.Tasks == nil, c.Evaluation.PlaysSampled() && r.HasSampledSuccess && r.SampledTasks == nil
+}
+
 // sampledTemperature is the temperature arm c's sampled evaluation plays at: the VLA's
 // (1 when unset), 0 for the MLP policies, which have none.
 func sampledTemperature(c specs.Config) float64 {
@@ -303,5 +328,6 @@ func writePretrainSummary(runDir string, res PretrainPolicyResult) error {
 		Demos: res.Demos, DemoSteps: res.DemoSteps, Samples: res.Samples, EpochLoss: res.EpochLoss,
 		Success: res.Success, HasSuccess: res.HasSuccess, EvalEpisodes: res.EvalEpisodes,
 		SampledSuccess: res.SampledSuccess, HasSampledSuccess: res.HasSampledSuccess, SampledTemperature: res.SampledTemperature, WallS: res.WallS,
+		Tasks: res.Tasks, SampledTasks: res.SampledTasks,
 	})
 }

@@ -95,6 +95,15 @@ func TestPretrainPolicyResumes(t *testing.T) {
 	if ev.SuccessRate() != first.Success {
 		t.Errorf("engine measures success %v with the warm start, PretrainPolicy reported %v", ev.SuccessRate(), first.Success)
 	}
+	// Split by task (one task here): its episodes and successes are the evaluation's, in
+	// the result and in pretrain.json.
+	wantTasks := []runstore.TaskSuccess{{Task: 0, Instruction: tabletop.Instruction("spatial", 0), Episodes: 10, Successes: ev.Successes}}
+	if !slices.Equal(first.Tasks, wantTasks) || !slices.Equal(sum.Tasks, wantTasks) {
+		t.Errorf("per-task success: result %+v, pretrain.json %+v; want %+v", first.Tasks, sum.Tasks, wantTasks)
+	}
+	if n := countTrue(ev.Succeeded); n != ev.Successes || len(ev.Succeeded) != 10 {
+		t.Errorf("Succeeded %v has %d of %d true, want %d", ev.Succeeded, n, len(ev.Succeeded), ev.Successes)
+	}
 	t.Logf("BC success %.2f, loss %.4f → %.4f", first.Success, first.EpochLoss[0], first.EpochLoss[14])
 
 	// Crash after epoch 14 was saved: its checkpoint and epoch 13's are on disk.
@@ -155,6 +164,26 @@ func TestPretrainPolicyResumes(t *testing.T) {
 	}
 	if err := runstore.ReadJSON(filepath.Join(moved, runstore.PretrainFile), &sum); err != nil || !sum.HasSampledSuccess || sum.SampledSuccess != evS.SuccessRate() {
 		t.Errorf("pretrain.json after the sampled evaluation: %+v (%v)", sum, err)
+	}
+	wantSampled := []runstore.TaskSuccess{{Task: 0, Instruction: tabletop.Instruction("spatial", 0), Episodes: 10, Successes: evS.Successes}}
+	if !slices.Equal(withSampled.SampledTasks, wantSampled) || !slices.Equal(sum.SampledTasks, wantSampled) {
+		t.Errorf("sampled split: result %+v, pretrain.json %+v; want %+v", withSampled.SampledTasks, sum.SampledTasks, wantSampled)
+	}
+
+	// A clone saved by a build that did not split its evaluations by task gets the split
+	// when a run loads it, from the same episodes (nothing cloned again).
+	old, err := loadBCPolicy(BCPolicyDir(moved))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Result.Tasks, old.Result.SampledTasks = nil, nil
+	if err := saveBCPolicy(BCPolicyDir(moved), "h", old); err != nil {
+		t.Fatal(err)
+	}
+	split := runPretrain(t, PretrainPolicyInput{RunDir: moved, SpecHash: "h", Config: sampled, Seed: 1})
+	if !slices.Equal(split.Tasks, wantTasks) || !slices.Equal(split.SampledTasks, wantSampled) || split.Success != first.Success || split.WallS != resumed.WallS {
+		t.Errorf("older clone: tasks %+v, sampled %+v, success %v, wall %v; want %+v, %+v, %v, %v",
+			split.Tasks, split.SampledTasks, split.Success, split.WallS, wantTasks, wantSampled, first.Success, resumed.WallS)
 	}
 
 	// The first segment starts from the warm start (a wrong-sized policy is refused).
@@ -331,6 +360,31 @@ func TestPlaySampledAgain(t *testing.T) {
 	} {
 		if got := playSampledAgain(tc.c, tc.r); got != tc.want {
 			t.Errorf("%s: play again %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// splitAgain asks for the per-task split a tabletop clone lacks, greedy and sampled each on
+// its own, and never for other environments.
+func TestSplitAgain(t *testing.T) {
+	arm := tinyBC()
+	arm.Evaluation.Sampled = true
+	ts := []runstore.TaskSuccess{{Task: 0, Episodes: 10}}
+	both := PretrainPolicyResult{HasSuccess: true, HasSampledSuccess: true}
+	for _, tc := range []struct {
+		name            string
+		c               specs.Config
+		r               PretrainPolicyResult
+		greedy, sampled bool
+	}{
+		{"older clone", arm, both, true, true},
+		{"split", arm, PretrainPolicyResult{HasSuccess: true, HasSampledSuccess: true, Tasks: ts, SampledTasks: ts}, false, false},
+		{"greedy split only", arm, PretrainPolicyResult{HasSuccess: true, HasSampledSuccess: true, Tasks: ts}, false, true},
+		{"greedy arm", tinyBC(), both, true, false},
+		{"cartpole", tinyCartPole(specs.ModeSync, 1024), both, false, false},
+	} {
+		if g, s := splitAgain(tc.c, tc.r); g != tc.greedy || s != tc.sampled {
+			t.Errorf("%s: split again %v / %v, want %v / %v", tc.name, g, s, tc.greedy, tc.sampled)
 		}
 	}
 }

@@ -173,7 +173,7 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 	if ctx.Err() != nil {
 		return res, ctx.Err()
 	}
-	var eval *engine.EvalResult
+	var eval, evalSampled *engine.EvalResult
 	if ev := in.Config.Evaluation; ev.Episodes > 0 {
 		// Every segment evaluates from the same start states (common random numbers across
 		// segments and arms), and a retried segment replays the same evaluation.
@@ -182,7 +182,7 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 			return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("train segment %d: %v", in.Segment, err), ErrTypeBadInput, err)
 		}
 		rec.addEval(r, sampled)
-		eval = &r
+		eval, evalSampled = &r, sampled
 	}
 	snap, err = eng.Snapshot()
 	if err != nil {
@@ -255,6 +255,10 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 	}
 	if res.HasEvalSuccess {
 		sum.EvalSuccess, sum.HasEvalSuccess = res.EvalSuccess, true
+		sum.EvalTasks = taskSuccess(in.Config.Env, *eval)
+		if evalSampled != nil {
+			sum.EvalSampledTasks = taskSuccess(in.Config.Env, *evalSampled)
+		}
 	}
 	// The summary keeps every warning the run has met: the earlier segments' (from the
 	// previous summary) and this one's.

@@ -75,6 +75,7 @@ func computeResults(e *experimentData, opts Options) (Results, stepTargets) {
 			if r.Summary.HasEvalSuccess {
 				rr.FinalSuccess = runstore.JSONFloat(r.Summary.EvalSuccess)
 			}
+			rr.FinalTasks, rr.FinalSampledTasks = r.Summary.EvalTasks, r.Summary.EvalSampledTasks
 		}
 		if p := r.Pretrain; p != nil {
 			if p.HasSuccess {
@@ -83,6 +84,7 @@ func computeResults(e *experimentData, opts Options) (Results, stepTargets) {
 			if p.HasSampledSuccess {
 				rr.PretrainSampledSuccess = runstore.JSONFloat(p.SampledSuccess)
 			}
+			rr.PretrainTasks, rr.PretrainSampledTasks = p.Tasks, p.SampledTasks
 			if n := len(p.EpochLoss); n > 0 {
 				rr.PretrainLoss = runstore.JSONFloat(p.EpochLoss[n-1])
 			}

@@ -17,6 +17,7 @@ const (
 	streamGap           = bootstrapStream + 4
 	streamThreshold     = bootstrapStream + 5
 	streamEvalThreshold = bootstrapStream + 6
+	streamTaskSuccess   = bootstrapStream + 7 // per task, keyed further by task and column
 )
 
 // ProbabilityOfImprovement returns P(X > Y), the probability that a run of

@@ -53,6 +53,9 @@ td a { color: inherit; text-decoration: none; border-bottom: 1px dotted #999; }
 {{end}}{{with .Pretrain}}<h2>{{.Heading}}</h2>
 <p class="note">{{.Intro}}</p>
 {{template "table" .Table}}
+{{end}}{{with .Tasks}}<h2>{{.Heading}}</h2>
+<p class="note">{{.Intro}}</p>
+{{template "table" .Table}}
 {{end}}{{with .PixelWM}}<h2>{{.Heading}}</h2>
 <p class="note">{{.Intro}}</p>
 {{template "table" .Table}}

@@ -37,7 +37,7 @@ func writeMarkdown(w io.Writer, v *reportView) error {
 		fmt.Fprintf(b, "\n## %s\n\n%s\n\n", mdEscape(t.Heading), mdEscape(t.Intro))
 		mdTable(b, t.Table.Header, t.Table.Rows)
 	}
-	for _, t := range []*targetsView{v.Pretrain, v.PixelWM} {
+	for _, t := range []*targetsView{v.Pretrain, v.Tasks, v.PixelWM} {
 		if t != nil {
 			fmt.Fprintf(b, "\n## %s\n\n%s\n\n", mdEscape(t.Heading), mdEscape(t.Intro))
 			mdTable(b, t.Table.Header, t.Table.Rows)

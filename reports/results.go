@@ -70,6 +70,13 @@ type RunResult struct {
 	// policy. Null when not played.
 	FinalSampledSuccess    runstore.JSONFloat `json:"final_sampled_success"`
 	PretrainSampledSuccess runstore.JSONFloat `json:"pretrain_sampled_success"`
+	// FinalTasks, PretrainTasks and their sampled twins split those four success rates by
+	// task (tabletop suites: the latest evaluation's and the cloned policy's episodes of
+	// every task); absent where the run did not record the split.
+	FinalTasks           []runstore.TaskSuccess `json:"final_task_success,omitempty"`
+	FinalSampledTasks    []runstore.TaskSuccess `json:"final_sampled_task_success,omitempty"`
+	PretrainTasks        []runstore.TaskSuccess `json:"pretrain_task_success,omitempty"`
+	PretrainSampledTasks []runstore.TaskSuccess `json:"pretrain_sampled_task_success,omitempty"`
 }
 
 // EvaluationInfo summarises the evaluation episodes of an experiment:

@@ -45,6 +45,7 @@ type reportView struct {
 	ArmNote   string
 	Targets   *targetsView // both steps-to-target measures; nil without evaluation rows or a target
 	Pretrain  *targetsView // behaviour cloning and success before/after RL; nil without a pretrain block
+	Tasks     *targetsView // success per task (tabletop suites); nil when no run split its evaluation by task
 	PixelWM   *targetsView // the pretrained pixel world models' scores; nil without one
 	Files     [][2]string  // file name, what it holds
 	Figures   []*figure
@@ -110,6 +111,7 @@ func buildView(e *experimentData, res Results, tab *armTable, figs []*figure, sk
 	}
 
 	v.Pretrain = buildPretrainView(e, res)
+	v.Tasks = buildTaskView(e, res, opts)
 	v.PixelWM = buildPixelWMView(e)
 
 	byArm := map[string][]RunResult{}

@@ -85,6 +85,11 @@ type RunSummary struct {
 	// run's final success once it has ended.
 	EvalSuccess    float64 `json:"eval_success,omitempty"`
 	HasEvalSuccess bool    `json:"has_eval_success,omitempty"`
+	// EvalTasks splits that evaluation by task (the tabletop suites, whose evaluation
+	// plays the tasks in a fixed order); EvalSampledTasks the same episodes played
+	// sampling the actions (evaluation.sampled). Absent for other environments.
+	EvalTasks        []TaskSuccess `json:"eval_tasks,omitempty"`
+	EvalSampledTasks []TaskSuccess `json:"eval_sampled_tasks,omitempty"`
 	// Warnings lists every problem the run met that did not stop it, such as a corrupt
 	// checkpoint skipped in favour of an older one, in the order they happened; they stay
 	// here after the run ends.
@@ -181,4 +186,25 @@ type PretrainSummary struct {
 	// under another temperature plays its sampled evaluation again.
 	SampledTemperature float64 `json:"sampled_temperature,omitempty"`
 	WallS              float64 `json:"wall_s"`
+	// Tasks and SampledTasks split Success and SampledSuccess by task (tabletop suites;
+	// absent for others and for clones evaluated before the split was recorded).
+	Tasks        []TaskSuccess `json:"tasks,omitempty"`
+	SampledTasks []TaskSuccess `json:"sampled_tasks,omitempty"`
+}
+
+// TaskSuccess is one task's share of an evaluation: the episodes that played it and those
+// that reached its goal.
+type TaskSuccess struct {
+	Task        int    `json:"task"`        // the task's index in its suite (0..9)
+	Instruction string `json:"instruction"` // its language instruction
+	Episodes    int    `json:"episodes"`
+	Successes   int    `json:"successes"`
+}
+
+// Rate is Successes / Episodes (0 for no episodes).
+func (t TaskSuccess) Rate() float64 {
+	if t.Episodes == 0 {
+		return 0
+	}
+	return float64(t.Successes) / float64(t.Episodes)
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/accerl/accerl/runstate"
+	"github.com/accerl/accerl/runstore"
 	"github.com/accerl/accerl/specs"
 )
 
@@ -217,6 +218,9 @@ type PretrainPolicyResult struct {
 	SampledTemperature float64 `json:"sampled_temperature,omitempty"`
 	// WallS is the wall time of recording, training and evaluating, in seconds.
 	WallS float64 `json:"wall_s"`
+	// Tasks and SampledTasks split Success and SampledSuccess by task (tabletop suites).
+	Tasks        []runstore.TaskSuccess `json:"tasks,omitempty"`
+	SampledTasks []runstore.TaskSuccess `json:"sampled_tasks,omitempty"`
 }
 
 // Pretrained is what the run's state machine keeps of the result.

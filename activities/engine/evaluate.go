@@ -25,9 +25,12 @@ type EvalResult struct {
 	// the engine holds and do not count toward EnvSteps or the budget.
 	Steps int64
 	// Successes counts the episodes that reached their task's goal; HasSuccess is false for
-	// tasks without a notion of success (StepResult.HasSuccess).
+	// tasks without a notion of success (StepResult.HasSuccess). Succeeded says which ones,
+	// episode by episode in order (all false without a notion of success), so a caller that
+	// knows which task each episode played can split the rate by task.
 	Successes  int
 	HasSuccess bool
+	Succeeded  []bool
 }
 
 // SuccessRate is the share of episodes that succeeded (0 without a notion of success).
@@ -38,12 +41,13 @@ func (r EvalResult) SuccessRate() float64 {
 	return float64(r.Successes) / float64(len(r.Returns))
 }
 
-// countSuccess adds the last step of an episode to the success count.
-func (r *EvalResult) countSuccess(sr StepResult) {
+// countSuccess adds the last step sr of episode ep to the success count.
+func (r *EvalResult) countSuccess(ep int, sr StepResult) {
 	if sr.HasSuccess {
 		r.HasSuccess = true
 		if sr.Success {
 			r.Successes++
+			r.Succeeded[ep] = true
 		}
 	}
 }
@@ -77,6 +81,7 @@ func (e *Engine) Evaluate(episodes int, seed uint64, greedy bool) (EvalResult, e
 	if episodes < 1 {
 		return res, fmt.Errorf("evaluate: episodes must be at least 1, got %d", episodes)
 	}
+	res.Succeeded = make([]bool, episodes)
 	// The same kind of environment the engine trains on, without the simulated step
 	// latency, numbered after the training environments.
 	env, err := e.makeEnv(len(e.slots))
@@ -117,7 +122,7 @@ func (e *Engine) Evaluate(episodes int, seed uint64, greedy bool) (EvalResult, e
 			ret += sr.Reward
 			n++
 			if sr.Terminated || sr.Truncated {
-				res.countSuccess(sr)
+				res.countSuccess(ep, sr)
 				break
 			}
 		}
@@ -140,7 +145,7 @@ var evalParallel = 16
 // a row's result does not depend on the batch it is in (RowSampler), so the outcome does not
 // depend on evalParallel.
 func (e *Engine) evaluateRows(p kernels.Network, rs RowSampler, env Env, episodes int, seed uint64, greedy bool) (EvalResult, error) {
-	res := EvalResult{Returns: make([]float64, episodes), Lengths: make([]int, episodes)}
+	res := EvalResult{Returns: make([]float64, episodes), Lengths: make([]int, episodes), Succeeded: make([]bool, episodes)}
 	k := min(episodes, evalParallel)
 	envs := []Env{env}
 	defer func() {
@@ -229,7 +234,7 @@ func (e *Engine) evaluateRows(p kernels.Network, rs RowSampler, env Env, episode
 			res.Lengths[r.ep]++
 			res.Steps++
 			if sr.Terminated || sr.Truncated {
-				res.countSuccess(sr)
+				res.countSuccess(r.ep, sr)
 				start(r)
 			}
 		}

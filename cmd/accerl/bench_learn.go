@@ -51,7 +51,13 @@ type learnSeed struct {
 	PretrainSampled *float64  `json:"pretrain_sampled_success,omitempty"`
 	FinalSampled    *float64  `json:"final_sampled_success,omitempty"`
 	SampledCurve    []float64 `json:"eval_sampled_success_curve,omitempty"`
-	Passed          bool      `json:"passed"`
+	// FinalTasks and PretrainTasks split the last evaluation and the cloned policy's by
+	// task (tabletop checks; the run's summary.json and pretrain.json), greedy and sampled.
+	FinalTasks           []runstore.TaskSuccess `json:"final_task_success,omitempty"`
+	FinalSampledTasks    []runstore.TaskSuccess `json:"final_sampled_task_success,omitempty"`
+	PretrainTasks        []runstore.TaskSuccess `json:"pretrain_task_success,omitempty"`
+	PretrainSampledTasks []runstore.TaskSuccess `json:"pretrain_sampled_task_success,omitempty"`
+	Passed               bool                   `json:"passed"`
 }
 
 // learnResult is one check over all its seeds.
@@ -366,6 +372,12 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			if len(s.SampledCurve) > 0 {
 				fmt.Fprintf(stdout, "    sampled evaluations' success: BC %s, then %s\n", pct(s.PretrainSampled), pctList(s.SampledCurve))
 			}
+			if len(s.FinalTasks) > 0 {
+				fmt.Fprintf(stdout, "    per task (task: BC → final, greedy): %s\n", taskList(s.PretrainTasks, s.FinalTasks))
+			}
+			if len(s.FinalSampledTasks) > 0 {
+				fmt.Fprintf(stdout, "    per task, sampled: %s\n", taskList(s.PretrainSampledTasks, s.FinalSampledTasks))
+			}
 			if len(s.GRPOMoved) > 0 {
 				fmt.Fprintf(stdout, "    GRPO: episodes whose advantage moved the policy, of those ended, per update: %s\n", movedList(s.GRPOMoved, s.GRPOEpisodes))
 			}
@@ -449,14 +461,20 @@ func trainCheck(ctx context.Context, name string, cfg specs.Config, seed uint64,
 			s.FinalSampled = &s.SampledCurve[n-1]
 		}
 	}
-	if cfg.Pretrain.Enabled && cfg.Evaluation.PlaysSampled() {
+	var sum runstore.RunSummary
+	if err := runstore.ReadJSON(filepath.Join(dir, runstore.SummaryFile), &sum); err != nil {
+		return s, err
+	}
+	s.FinalTasks, s.FinalSampledTasks = sum.EvalTasks, sum.EvalSampledTasks
+	if cfg.Pretrain.Enabled {
 		var ps runstore.PretrainSummary
 		if err := runstore.ReadJSON(filepath.Join(dir, runstore.PretrainFile), &ps); err != nil {
 			return s, err
 		}
-		if ps.HasSampledSuccess {
+		if ps.HasSampledSuccess && cfg.Evaluation.PlaysSampled() {
 			s.PretrainSampled = &ps.SampledSuccess
 		}
+		s.PretrainTasks, s.PretrainSampledTasks = ps.Tasks, ps.SampledTasks
 	}
 	if st.HasPretrainSuccess {
 		s.PretrainSuccess = &st.PretrainSuccess
@@ -484,6 +502,27 @@ func pctList(xs []float64) string {
 			b.WriteByte(' ')
 		}
 		fmt.Fprintf(&b, "%.0f%%", 100*x)
+	}
+	return b.String()
+}
+
+// taskList writes "0: 80→90% 1: 70→70% …", each task's cloned and final success rate
+// (just the final one where the clone's split is unknown).
+func taskList(bc, final []runstore.TaskSuccess) string {
+	before := map[int]runstore.TaskSuccess{}
+	for _, t := range bc {
+		before[t.Task] = t
+	}
+	var b strings.Builder
+	for i, t := range final {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%d: ", t.Task)
+		if p, ok := before[t.Task]; ok {
+			fmt.Fprintf(&b, "%.0f→", 100*p.Rate())
+		}
+		fmt.Fprintf(&b, "%.0f%%", 100*t.Rate())
 	}
 	return b.String()
 }
