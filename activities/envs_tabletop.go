@@ -61,19 +61,20 @@ func (e *fixedInitEnv) Reset(rng *rand.Rand) []float64 { return e.ResetEpisode(e
 // environment played before (an evaluation that plays its episodes on several environments
 // side by side numbers them itself); the next Reset is episode n+1.
 func (e *fixedInitEnv) ResetEpisode(n int, _ *rand.Rand) []float64 {
-	t, i := fixedStart(e.tasks, n)
+	j, i := fixedStart(len(e.tasks), n)
 	e.n = n + 1
-	return e.to.ResetTo(t, i)
+	return e.to.ResetTo(e.tasks[j], i)
 }
 
-// fixedStart is the task and fixed initial state of evaluation episode n of an arm whose
-// tasks are tasks: task tasks[n mod T] from initial state (n div T) mod tabletop.InitStates.
-func fixedStart(tasks []int, n int) (task, init int) {
-	return tasks[n%len(tasks)], (n / len(tasks)) % tabletop.InitStates
+// fixedStart is where evaluation episode n of an arm with T tasks starts: the arm's task
+// j = n mod T (an index into its task list) from fixed initial state (n div T) mod
+// tabletop.InitStates.
+func fixedStart(T, n int) (j, init int) {
+	return n % T, (n / T) % tabletop.InitStates
 }
 
 // taskSuccess splits an evaluation of a tabletop arm by task, in the order of the arm's
-// tasks: its evaluation played episode n on task fixedStart(tasks, n). It returns nil for
+// tasks: its evaluation played episode n on the task fixedStart gives. It returns nil for
 // other environments and evaluations without a notion of success.
 func taskSuccess(env specs.Env, r engine.EvalResult) []runstore.TaskSuccess {
 	if env.Kind != specs.EnvTabletop || !r.HasSuccess || len(env.Tasks) == 0 {
@@ -84,7 +85,7 @@ func taskSuccess(env specs.Env, r engine.EvalResult) []runstore.TaskSuccess {
 		out[j] = runstore.TaskSuccess{Task: t, Instruction: tabletop.Instruction(env.Suite, t)}
 	}
 	for n, ok := range r.Succeeded {
-		j := n % len(env.Tasks)
+		j, _ := fixedStart(len(env.Tasks), n)
 		out[j].Episodes++
 		if ok {
 			out[j].Successes++

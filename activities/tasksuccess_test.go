@@ -36,8 +36,8 @@ func TestTaskSuccess(t *testing.T) {
 		t.Errorf("task 2's rate %v, want 2/3", g)
 	}
 	for n := range 8 {
-		if task, init := fixedStart(env.Tasks, n); task != env.Tasks[n%3] || init != n/3 {
-			t.Errorf("episode %d: fixedStart gives task %d from state %d, want %d from %d", n, task, init, env.Tasks[n%3], n/3)
+		if j, init := fixedStart(len(env.Tasks), n); j != n%3 || init != n/3 {
+			t.Errorf("episode %d: fixedStart gives task index %d from state %d, want %d from %d", n, j, init, n%3, n/3)
 		}
 	}
 	if got := taskSuccess(specs.Env{Kind: specs.EnvCartPole}, r); got != nil {

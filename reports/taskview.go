@@ -2,7 +2,6 @@ package reports
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"strings"
 
@@ -116,7 +115,8 @@ func seedRates(runs []RunResult, of func(RunResult) []runstore.TaskSuccess, task
 }
 
 // fmtTaskRate writes the mean of rates as a percentage, with its bootstrap interval over
-// seeds when there are two or more, the episodes when there is one, "—" when none.
+// seeds when there are two or more (withCI: the point alone when the seeds agree), the
+// episodes when there is one, "—" when none.
 func fmtTaskRate(rates []float64, episodes, reps int, rng *rand.Rand) string {
 	pct := func(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 	switch len(rates) {
@@ -126,8 +126,5 @@ func fmtTaskRate(rates []float64, episodes, reps int, rng *rand.Rand) string {
 		return fmtRate(rates[0], episodes)
 	}
 	iv := meanInterval(rates, reps, rng)
-	if math.IsNaN(iv.Low) {
-		return pct(iv.Point)
-	}
-	return fmt.Sprintf("%s [%s, %s]", pct(iv.Point), pct(iv.Low), pct(iv.High))
+	return withCI(plainCells, iv.Point, iv.Low, iv.High, pct)
 }

@@ -81,7 +81,6 @@ func (e *Engine) Evaluate(episodes int, seed uint64, greedy bool) (EvalResult, e
 	if episodes < 1 {
 		return res, fmt.Errorf("evaluate: episodes must be at least 1, got %d", episodes)
 	}
-	res.Succeeded = make([]bool, episodes)
 	// The same kind of environment the engine trains on, without the simulated step
 	// latency, numbered after the training environments.
 	env, err := e.makeEnv(len(e.slots))
@@ -93,6 +92,7 @@ func (e *Engine) Evaluate(episodes int, seed uint64, greedy bool) (EvalResult, e
 	if rs, ok := p.(RowSampler); ok && episodes > 1 {
 		return e.evaluateRows(p, rs, env, episodes, seed, greedy)
 	}
+	res.Succeeded = make([]bool, episodes)
 	fp, frames := p.(kernels.FrameNetwork)
 	var frame []byte
 	see := func() {
