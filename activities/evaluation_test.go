@@ -96,6 +96,33 @@ func TestTrainSegmentEvaluates(t *testing.T) {
 	}
 }
 
+// evaluation.final_episodes sets the episodes of the last segment's evaluation alone (the
+// one that spends the budget); the segments before it play episodes.
+func TestFinalEvaluationEpisodes(t *testing.T) {
+	c := tinyCartPole(specs.ModeSync, 0)
+	c.Budget.EnvSteps = 3 * c.StepsPerUpdate() // 3 updates: segment 2 spends the budget
+	c.Evaluation = specs.Evaluation{Episodes: 2, FinalEpisodes: 5}
+	runner := newSegmentRunner(t)
+	dir := t.TempDir()
+	var got []TrainSegmentResult
+	for seg, updates := range []int{2, 1} {
+		got = append(got, runner.run(TrainSegmentInput{
+			RunDir: dir, Experiment: "e", Arm: "base", Seed: 3, SpecHash: "h", Config: c,
+			Plan: runstate.Plan{Segment: int32(seg + 1), Updates: updates, TotalUpdates: 3},
+		}))
+	}
+	if got[0].BudgetReached || !got[1].BudgetReached {
+		t.Fatalf("budget reached after segments 1, 2: %v, %v; want false, true", got[0].BudgetReached, got[1].BudgetReached)
+	}
+	rows, _, err := runstore.ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 || rows[1].EvalEpisodes != 2 || rows[2].EvalEpisodes != 5 {
+		t.Fatalf("%d rows; segment ends evaluated %d and %d episodes, want 3 rows, 2 and 5", len(rows), rows[1].EvalEpisodes, rows[len(rows)-1].EvalEpisodes)
+	}
+}
+
 // A tabletop run's evaluation records the success rate of its episodes in the eval_success
 // column of the segment's last metrics row (and CartPole's, whose success is balancing to the
 // time limit, a share in [0, 1]); an untrained policy on the tabletop succeeds on none.

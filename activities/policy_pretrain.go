@@ -93,27 +93,31 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 		// or copied since the policy was saved).
 		p.Result.Checkpoint = wc.Ref(final)
 		greedy, sampled := splitAgain(c, p.Result)
-		if sampled = sampled || playSampledAgain(c, p.Result); greedy || sampled {
+		recount := countAgain(c, p.Result)
+		greedy = greedy || recount
+		if sampled = sampled || recount && c.Evaluation.PlaysSampled() || playSampledAgain(c, p.Result); greedy || sampled {
 			// Finished under an evaluation block without sampled, or sampled at another
-			// temperature, or by a build that did not split its evaluations by task
-			// (copied from `bench learn --bc-cache`): play what is missing now. It goes
-			// into pretrain.json, not into the final checkpoint, so a retry plays it
-			// again, with the same result (the evaluation seed fixes every draw).
-			ev := c.Evaluation
+			// temperature, or with another number of episodes, or by a build that did not
+			// split its evaluations by task (copied from `bench learn --bc-cache`): play
+			// what is missing now. It goes into pretrain.json, not into the final
+			// checkpoint, so a retry plays it again, with the same result (the evaluation
+			// seed fixes every draw).
+			ev, n := c.Evaluation, c.Evaluation.HeadlineEpisodes()
 			err := withHeartbeat(ctx, bcHeartbeatS*time.Second, func(report func(any)) error {
 				report(bcProgress{Phase: contract.PhaseEvaluate, Epoch: c.Pretrain.Epochs, Epochs: c.Pretrain.Epochs})
 				return withCloneEngine(c, in.Seed, p.Params, func(eng *engine.Engine) error {
 					if greedy {
-						r, err := eng.Evaluate(ev.Episodes, engine.EvalSeed(in.Seed), ev.Greedy)
+						r, err := eng.Evaluate(n, engine.EvalSeed(in.Seed), ev.Greedy)
 						if err != nil {
 							return err
 						}
+						p.Result.Success, p.Result.HasSuccess, p.Result.EvalEpisodes = r.SuccessRate(), r.HasSuccess, len(r.Returns)
 						p.Result.Tasks = taskSuccess(c.Env, r)
 					}
 					if !sampled {
 						return nil
 					}
-					s, err := eng.Evaluate(ev.Episodes, engine.EvalSeed(in.Seed), false)
+					s, err := eng.Evaluate(n, engine.EvalSeed(in.Seed), false)
 					if err != nil {
 						return err
 					}
@@ -185,7 +189,7 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 			if c.Evaluation.Episodes <= 0 {
 				return nil
 			}
-			r, s, err := evaluate(eng, c.Evaluation, in.Seed)
+			r, s, err := evaluate(eng, c.Evaluation, c.Evaluation.HeadlineEpisodes(), in.Seed)
 			if err != nil {
 				return err
 			}
@@ -286,6 +290,13 @@ func withCloneEngine(c specs.Config, seed uint64, params []float64, play func(*e
 // arm c asks for: none was played, or one at another sampling temperature.
 func playSampledAgain(c specs.Config, r PretrainPolicyResult) bool {
 	return c.Evaluation.PlaysSampled() && (!r.HasSampledSuccess || r.SampledTemperature != sampledTemperature(c))
+}
+
+// countAgain says whether a finished clone's result r was evaluated on another number of
+// episodes than the headline count arm c asks for (evaluation.final_episodes changed, or
+// a clone cached by `bench learn --bc-cache` under another count).
+func countAgain(c specs.Config, r PretrainPolicyResult) bool {
+	return c.Evaluation.Episodes > 0 && r.HasSuccess && r.EvalEpisodes != c.Evaluation.HeadlineEpisodes()
 }
 
 // splitAgain says whether a finished clone's result r lacks the split by task of its greedy

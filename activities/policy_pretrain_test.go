@@ -388,3 +388,33 @@ func TestSplitAgain(t *testing.T) {
 		}
 	}
 }
+
+// countAgain asks for the clone's evaluation again when it played another number of
+// episodes than the headline count (final_episodes, else episodes), and never without an
+// evaluation or a success to measure.
+func TestCountAgain(t *testing.T) {
+	arm := tinyBC()
+	arm.Evaluation.Episodes = 10
+	final := arm
+	final.Evaluation.FinalEpisodes = 50
+	off := arm
+	off.Evaluation.Episodes = 0
+	played := func(n int) PretrainPolicyResult { return PretrainPolicyResult{HasSuccess: true, EvalEpisodes: n} }
+	for _, tc := range []struct {
+		name string
+		c    specs.Config
+		r    PretrainPolicyResult
+		want bool
+	}{
+		{"episodes, played", arm, played(10), false},
+		{"final_episodes, played on episodes", final, played(10), true},
+		{"final_episodes, played", final, played(50), false},
+		{"final_episodes dropped", arm, played(50), true},
+		{"no success measured", final, PretrainPolicyResult{EvalEpisodes: 10}, false},
+		{"evaluation off", off, played(10), false},
+	} {
+		if got := countAgain(tc.c, tc.r); got != tc.want {
+			t.Errorf("%s: count again %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -176,8 +176,15 @@ func (t *Trainer) TrainSegment(ctx context.Context, in TrainSegmentInput) (res T
 	var eval, evalSampled *engine.EvalResult
 	if ev := in.Config.Evaluation; ev.Episodes > 0 {
 		// Every segment evaluates from the same start states (common random numbers across
-		// segments and arms), and a retried segment replays the same evaluation.
-		r, sampled, err := evaluate(eng, ev, in.Seed)
+		// segments and arms), and a retried segment replays the same evaluation. The last
+		// segment (the one that spends the budget) plays the headline count
+		// (evaluation.final_episodes; a tabletop arm's episode n starts from the same fixed
+		// initial state whatever the count).
+		n := ev.Episodes
+		if stats.BudgetReached {
+			n = ev.HeadlineEpisodes()
+		}
+		r, sampled, err := evaluate(eng, ev, n, in.Seed)
 		if err != nil {
 			return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf("train segment %d: %v", in.Segment, err), ErrTypeBadInput, err)
 		}
@@ -422,14 +429,14 @@ func hardware() runstore.Hardware {
 	return h
 }
 
-// evaluate plays the evaluation block's episodes with the engine's current policy, greedily
-// or sampling as ev says, and with ev.PlaysSampled the same episodes (same seed, so the same
-// initial states) a second time sampling; sampled is nil without it.
-func evaluate(eng *engine.Engine, ev specs.Evaluation, seed uint64) (r engine.EvalResult, sampled *engine.EvalResult, err error) {
-	if r, err = eng.Evaluate(ev.Episodes, engine.EvalSeed(seed), ev.Greedy); err != nil || !ev.PlaysSampled() {
+// evaluate plays n episodes of the evaluation block with the engine's current policy,
+// greedily or sampling as ev says, and with ev.PlaysSampled the same episodes (same seed, so
+// the same initial states) a second time sampling; sampled is nil without it.
+func evaluate(eng *engine.Engine, ev specs.Evaluation, n int, seed uint64) (r engine.EvalResult, sampled *engine.EvalResult, err error) {
+	if r, err = eng.Evaluate(n, engine.EvalSeed(seed), ev.Greedy); err != nil || !ev.PlaysSampled() {
 		return r, nil, err
 	}
-	s, err := eng.Evaluate(ev.Episodes, engine.EvalSeed(seed), false)
+	s, err := eng.Evaluate(n, engine.EvalSeed(seed), false)
 	if err != nil {
 		return r, nil, err
 	}

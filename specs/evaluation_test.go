@@ -23,6 +23,9 @@ experiment "e" {
   ablation "off" {
     evaluation { episodes = 0 }
   }
+  ablation "final" {
+    evaluation { final_episodes = 50 }
+  }
 }
 `
 
@@ -33,6 +36,7 @@ func TestEvaluationBlock(t *testing.T) {
 		"base":   {Episodes: 10},
 		"greedy": {Episodes: 10, Greedy: true},
 		"off":    {Episodes: 0},
+		"final":  {Episodes: 10, FinalEpisodes: 50},
 	}
 	for name, w := range want {
 		a, ok := exp.Arm(name)
@@ -47,6 +51,12 @@ func TestEvaluationBlock(t *testing.T) {
 	if d := specs.DefaultConfig().Evaluation; d.Episodes != 0 || d.Greedy {
 		t.Errorf("default evaluation %+v, want off", d)
 	}
+	// The headline count is final_episodes where set, else episodes.
+	for name, want := range map[string]int{"base": 10, "final": 50, "off": 0} {
+		if a, _ := exp.Arm(name); a.Config.Evaluation.HeadlineEpisodes() != want {
+			t.Errorf("arm %s: headline episodes %d, want %d", name, a.Config.Evaluation.HeadlineEpisodes(), want)
+		}
+	}
 }
 
 func TestEvaluationBlockRejectsBadValues(t *testing.T) {
@@ -55,6 +65,9 @@ func TestEvaluationBlockRejectsBadValues(t *testing.T) {
 		{`episodes = 2.5`, "evaluation.episodes"},
 		{`greedy = "yes"`, "evaluation.greedy"},
 		{`episode = 3`, "episode"},
+		{`final_episodes = -3`, "evaluation.final_episodes"},
+		// Evaluation off (episodes defaults to 0): nothing for final_episodes to set.
+		{`final_episodes = 500`, "Set episodes (e.g. 100, played after every other segment), or drop final_episodes"},
 	} {
 		src := "experiment \"e\" {\n  budget { env_steps = 1000 }\n  env \"cartpole\" {}\n  evaluation {\n    " + tc.body + "\n  }\n}\n"
 		_, diags := specs.Parse("test.hcl", []byte(src), nil)

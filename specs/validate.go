@@ -24,6 +24,8 @@ const (
 	pathRepeatStarts   = blockAlgorithm + "." + attrRepeatStarts
 	pathEvalSampled    = blockEvaluation + "." + attrSampled
 	pathEvalGreedy     = blockEvaluation + "." + attrGreedy
+	pathEvalEpisodes   = blockEvaluation + "." + attrEpisodes
+	pathEvalFinal      = blockEvaluation + "." + attrFinalEps
 	pathAnnealLR       = blockAlgorithm + "." + attrAnnealLR
 	pathEnvSteps       = blockBudget + "." + attrEnvSteps
 )
@@ -108,6 +110,10 @@ func checkArm(arm Arm, src *sources) hcl.Diagnostics {
 	if ev := c.Evaluation; ev.Sampled && !ev.Greedy {
 		add(src.blame(pathEvalSampled, pathEvalGreedy), "Sampled evaluation without a greedy one",
 			"evaluation.sampled = true plays the episodes a second time, sampling, beside the greedy evaluation; with greedy = false the evaluation already samples. Set greedy = true, or drop sampled.")
+	}
+	if ev := c.Evaluation; ev.FinalEpisodes > 0 && ev.Episodes == 0 {
+		add(src.blame(pathEvalFinal, pathEvalEpisodes), "Final evaluation episodes without an evaluation",
+			fmt.Sprintf("evaluation.final_episodes = %d sets how many episodes the warm start's and the last segment's evaluations play, but episodes = 0 turns evaluation off. Set episodes (e.g. 100, played after every other segment), or drop final_episodes.", ev.FinalEpisodes))
 	}
 	checkWorldModel(c, src, add)
 	checkResources(c, src, add)

@@ -95,6 +95,9 @@ type learnSettings struct {
 	// CheckpointEvery is the updates per segment (checkpoint.every): each segment ends
 	// with a checkpoint and an evaluation, so it also spaces the evaluation curve.
 	CheckpointEvery int `json:"checkpoint_every,omitempty"`
+	// FinalEpisodes is the episodes of the clone's and of the last evaluation
+	// (evaluation.final_episodes; 0: those of every evaluation).
+	FinalEpisodes int `json:"final_episodes,omitempty"`
 }
 
 // String is the settings in one line, as the printout's header shows them.
@@ -136,6 +139,9 @@ func (s learnSettings) String() string {
 	if s.PretrainEpochs > 0 {
 		out += fmt.Sprintf("; cloned for %d epochs", s.PretrainEpochs)
 	}
+	if s.FinalEpisodes > 0 {
+		out += fmt.Sprintf("; the clone and the final policy evaluated on %d episodes", s.FinalEpisodes)
+	}
 	return out
 }
 
@@ -151,7 +157,8 @@ func movedList(moved, ended []int64) string {
 func learnSettingsOf(c specs.Config) learnSettings {
 	a := c.Algorithm
 	s := learnSettings{LearningRate: a.LearningRate, BatchSteps: a.BatchSteps, CriticWarmup: a.CriticWarmup, SkipRewardless: a.SkipRewardless,
-		PositiveAdv: a.PositiveAdvantages, AdvEstimator: a.AdvEstimator, RepeatStarts: a.RepeatStarts, EvalSampled: c.Evaluation.Sampled, CheckpointEvery: c.Checkpoint.Every}
+		PositiveAdv: a.PositiveAdvantages, AdvEstimator: a.AdvEstimator, RepeatStarts: a.RepeatStarts, EvalSampled: c.Evaluation.Sampled, CheckpointEvery: c.Checkpoint.Every,
+		FinalEpisodes: c.Evaluation.FinalEpisodes}
 	if c.Pretrain.Enabled {
 		s.PretrainEpochs = c.Pretrain.Epochs
 	}

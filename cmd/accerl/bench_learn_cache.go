@@ -21,9 +21,9 @@ import (
 // wall time). An entry is the run directory's bc/final checkpoint and pretrain.json, under
 // a name made of the check, the seed and a hash of everything cloning and its evaluation
 // read: the env, the policy (but its RL settings: the sampling temperature, the
-// detached value and executed_only), the pretrain and evaluation
-// blocks and the seed. A changed recipe therefore misses the cache instead of reusing a
-// policy cloned otherwise.
+// detached value and executed_only), the pretrain and evaluation blocks (but
+// evaluation.sampled and final_episodes, which PretrainPolicy plays again) and the seed.
+// A changed recipe therefore misses the cache instead of reusing a policy cloned otherwise.
 type bcCache struct{ dir string }
 
 // entry is the cache directory of one check and seed under cfg.
@@ -35,7 +35,9 @@ func (c bcCache) entry(check string, cfg specs.Config, seed uint64) (string, err
 		p.VLA = &v
 	}
 	ev := cfg.Evaluation
-	ev.Sampled = false // a cached policy without it gets its sampled evaluation played by PretrainPolicy
+	// A cached policy evaluated without sampled, or on another number of episodes, gets
+	// that evaluation played by PretrainPolicy.
+	ev.Sampled, ev.FinalEpisodes = false, 0
 	b, err := json.Marshal(struct {
 		Env        specs.Env
 		Policy     specs.Policy

@@ -38,6 +38,7 @@ func TestBCCache(t *testing.T) {
 	if got := key(func() {
 		cfg.Policy.VLA.Temperature, cfg.Policy.VLA.DetachValue = 0.1, true
 		cfg.Algorithm.LearningRate = 1
+		cfg.Evaluation.FinalEpisodes = 500 // PretrainPolicy plays the clone's evaluation again
 	}); got != base {
 		t.Errorf("RL settings changed the entry: %s vs %s", got, base)
 	}
@@ -234,15 +235,16 @@ func TestLearnVLACheckRecipe(t *testing.T) {
 		t.Errorf("--pretrain-epochs 20 --checkpoint-every 4: %v, pretrain %+v, checkpoint %+v", err, c.Pretrain, c.Checkpoint)
 	}
 	if s := learnSettingsOf(c); s.PretrainEpochs != 20 || s.CheckpointEvery != 4 ||
-		!strings.HasSuffix(s.String(), "evaluated greedy and sampled every 4 updates; cloned for 20 epochs") {
+		!strings.HasSuffix(s.String(), "evaluated greedy and sampled every 4 updates; cloned for 20 epochs; the clone and the final policy evaluated on 500 episodes") {
 		t.Errorf("settings %+v, %q", s, s)
 	}
 }
 
 // TestVLAExampleIsTheCheck: examples/vla.hcl is the recipe `bench learn tabletop-spatial-vla`
 // measures (its comments quote the check's results), field for field, but for the cloning's
-// epochs: 12 by default, so that a first run stays well under an hour on 2 cores, and the
-// check's 20 with -var epochs=20.
+// epochs and the final evaluation's episodes: 12 and 100 by default, so that a first run
+// stays well under an hour on 2 cores, and the check's 40 and 500 with -var epochs=40
+// -var final_episodes=500.
 func TestVLAExampleIsTheCheck(t *testing.T) {
 	parse := func(vars map[string]string) specs.Config {
 		t.Helper()
@@ -252,10 +254,11 @@ func TestVLAExampleIsTheCheck(t *testing.T) {
 		}
 		return exp.Arms[0].Config
 	}
-	if c := parse(nil); c.Pretrain.Epochs != 12 {
-		t.Errorf("examples/vla.hcl clones for %d epochs by default, want 12", c.Pretrain.Epochs)
+	if c := parse(nil); c.Pretrain.Epochs != 12 || c.Evaluation.HeadlineEpisodes() != 100 {
+		t.Errorf("examples/vla.hcl clones for %d epochs and evaluates the clone on %d episodes by default, want 12 and 100",
+			c.Pretrain.Epochs, c.Evaluation.HeadlineEpisodes())
 	}
-	got, want := parse(map[string]string{"epochs": "20"}), tabletopVLAConfig("spatial")
+	got, want := parse(map[string]string{"epochs": "40", "final_episodes": "500"}), tabletopVLAConfig("spatial")
 	// The spec keeps the MLP's default hidden layers and activation, which a VLA policy
 	// never reads; the check leaves them empty (and its BC cache keys on that).
 	got.Policy.Hidden, got.Policy.Activation = nil, ""
