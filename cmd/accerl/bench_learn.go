@@ -360,7 +360,7 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stdout, "%s: %s, %d env steps, %s mode, %s\n", chk.Name, chk.Summary, cfg.Budget.EnvSteps, *mode, target)
 		fmt.Fprintf(stdout, "  RL: %s\n", res.Settings)
 		for _, seed := range seeds {
-			s, err := trainCheck(ctx, chk.Name, cfg, seed, cache)
+			s, err := trainCheck(ctx, stdout, chk.Name, cfg, seed, cache)
 			if err != nil {
 				return fmt.Errorf("%s seed %d: %w", chk.Name, seed, err)
 			}
@@ -419,13 +419,22 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // trainCheck trains one seed of a check through the training path of `accerl run` (the
 // run's state machine and its activities, in this process: activities.RunLocal), in a
 // temporary run directory. The final return is the run's: the mean of its last 100 training
-// episodes, read back from the stored episode rows.
-func trainCheck(ctx context.Context, name string, cfg specs.Config, seed uint64, cache *bcCache) (learnSeed, error) {
+// episodes, read back from the stored episode rows. It first prints where the run lives
+// (its metrics and checkpoints can be read there while it trains) and, under --bc-cache,
+// the entry of its cloned policy.
+func trainCheck(ctx context.Context, stdout io.Writer, name string, cfg specs.Config, seed uint64, cache *bcCache) (learnSeed, error) {
 	dir, err := os.MkdirTemp("", "accerl-bench-learn-")
 	if err != nil {
 		return learnSeed{}, err
 	}
 	defer os.RemoveAll(dir)
+	where := fmt.Sprintf("  seed %d: run directory %s (removed at the end)", seed, dir)
+	if cache != nil && cfg.Pretrain.Enabled {
+		if e, err := cache.entry(name, cfg, seed); err == nil {
+			where += ", cloned policy " + e
+		}
+	}
+	fmt.Fprintln(stdout, where)
 	var start time.Time
 	var st runstate.State
 	cached, err := cache.around(name, cfg, seed, dir, func(cloned func()) (err error) {
