@@ -56,7 +56,9 @@ func (c bcCache) entry(check string, cfg specs.Config, seed uint64) (string, err
 // cloned policy from the cache: restored before it when the check's entry holds one
 // (cached true), else saved as soon as the cloning is done: run calls cloned after its
 // first RL segment (its segment hook), so that other benches can start from the entry
-// while this one's RL goes on, and a run stopped during RL keeps its clone. A nil cache,
+// while this one's RL goes on, and a run stopped during RL keeps its clone. A restored
+// entry gets the run's pretrain.json back at that point (refresh: evaluations played again
+// are kept). A nil cache,
 // or a cfg without a pretrain block, only runs it (cloned does nothing).
 func (c *bcCache) around(check string, cfg specs.Config, seed uint64, runDir string, run func(cloned func()) error) (cached bool, err error) {
 	if c == nil || !cfg.Pretrain.Enabled {
@@ -69,9 +71,13 @@ func (c *bcCache) around(check string, cfg specs.Config, seed uint64, runDir str
 	if cached, err = c.restore(entry, runDir); err != nil {
 		return false, err
 	}
-	saved, saveErr := cached, error(nil)
+	saved, saveErr := false, error(nil)
 	save := func() {
-		if !saved {
+		switch {
+		case saved:
+		case cached:
+			saved, saveErr = true, c.refresh(entry, runDir)
+		default:
 			saved, saveErr = true, c.save(entry, runDir)
 		}
 	}
@@ -80,6 +86,33 @@ func (c *bcCache) around(check string, cfg specs.Config, seed uint64, runDir str
 	}
 	save() // a run without RL segments
 	return cached, saveErr
+}
+
+// refresh writes a restored run's pretrain.json back into its entry, once the run's
+// PretrainPolicy is done with it: that activity plays the cached clone's evaluation again
+// when the run asks for what the entry lacks (sampled episodes, another temperature, a
+// larger final_episodes), and the next run from the entry then finds those figures instead
+// of playing them once more. The policy itself is never rewritten. The file is replaced by
+// a rename, so a reader sees the old summary or the new one, never half of one.
+func (c bcCache) refresh(entry, runDir string) error {
+	b, err := os.ReadFile(filepath.Join(runDir, runstore.PretrainFile))
+	if err != nil {
+		return fmt.Errorf("bench learn --bc-cache: %w", err)
+	}
+	dst := filepath.Join(entry, runstore.PretrainFile)
+	if old, err := os.ReadFile(dst); err == nil && string(old) == string(b) {
+		return nil
+	}
+	tmp, err := os.CreateTemp(entry, runstore.PretrainFile+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("bench learn --bc-cache: %w", err)
+	}
+	_, werr := tmp.Write(b)
+	if err := errors.Join(werr, tmp.Close()); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("bench learn --bc-cache: refresh %s: %w", dst, err)
+	}
+	return os.Rename(tmp.Name(), dst)
 }
 
 // restore copies a cached cloned policy into the fresh run directory runDir, so that the

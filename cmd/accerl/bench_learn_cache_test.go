@@ -147,6 +147,32 @@ func TestBCCacheSavesOnceCloned(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(fresh, runstore.PretrainFile)); err != nil || string(b) != `{"success":0.4}` {
 		t.Errorf("pretrain.json restored as %q (%v)", b, err)
 	}
+
+	// A run that plays the clone's evaluation again (PretrainPolicy rewrites the run's
+	// pretrain.json) hands the new figures back to the entry; the policy stays as it was.
+	again := t.TempDir()
+	const recounted = `{"success":0.42,"eval_episodes":500}`
+	cached, err = c.around("chk", cfg, 1, again, func(cloned func()) error {
+		if err := os.WriteFile(filepath.Join(again, runstore.PretrainFile), []byte(recounted), 0o644); err != nil {
+			return err
+		}
+		cloned()
+		return nil
+	})
+	if !cached || err != nil {
+		t.Fatalf("a run that evaluated the clone again: cached %v, error %v", cached, err)
+	}
+	for rel, want := range map[string]string{
+		runstore.PretrainFile:                       recounted,
+		filepath.Join("bc", "final", "policy.json"): "{}",
+	} {
+		if b, err := os.ReadFile(filepath.Join(entry, rel)); err != nil || string(b) != want {
+			t.Errorf("the entry's %s is %q (%v) after the recount, want %q", rel, b, err, want)
+		}
+	}
+	if matches, _ := filepath.Glob(filepath.Join(entry, "*.tmp")); len(matches) != 0 {
+		t.Errorf("temporary files left in the entry: %v", matches)
+	}
 }
 
 func TestBenchLearnRLFlagErrors(t *testing.T) {
