@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -329,4 +330,31 @@ func configDiff(a, b specs.Config) string {
 	}
 	slices.Sort(out)
 	return strings.Join(out, "\n")
+}
+
+// TestCommittedClones: the cloned policies committed under docs/results/bc-cache (one
+// tar.gz per entry, made with `tar czf NAME.tar.gz -C CACHE NAME`) are entries of the
+// tabletop-spatial-vla check as it stands, so that `--bc-cache` finds them after they are
+// unpacked. A change to the check's cloning recipe changes the entry names: this test then
+// says which archives to delete (or to replace by clones of the new recipe).
+func TestCommittedClones(t *testing.T) {
+	archives, err := filepath.Glob(filepath.Join("..", "..", "docs", "results", "bc-cache", "*.tar.gz"))
+	if err != nil || len(archives) == 0 {
+		t.Skipf("no committed clones (%v)", err)
+	}
+	c := bcCache{dir: "."}
+	want := map[string]bool{}
+	for seed := uint64(1); seed <= 3; seed++ {
+		e, err := c.entry("tabletop-spatial-vla", tabletopVLAConfig("spatial"), seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[filepath.Base(e)] = true
+	}
+	for _, a := range archives {
+		if name := strings.TrimSuffix(filepath.Base(a), ".tar.gz"); !want[name] {
+			t.Errorf("%s is not an entry of the tabletop-spatial-vla check as it now clones (entries: %v): "+
+				"the recipe changed since it was committed; delete it, or commit the new recipe's clone", a, slices.Sorted(maps.Keys(want)))
+		}
+	}
 }
