@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -266,6 +267,21 @@ func loadBCPolicy(dir string) (bcPolicy, error) {
 		return p, fmt.Errorf("load pretrained policy: decode %s: %w", dir, err)
 	}
 	return p, nil
+}
+
+// LoadClonedParams reads a cloned policy's parameters, in the engine policy's layout, from
+// dir: a run's directory (its BCPolicyDir is read), a `bench learn --bc-cache` entry (the
+// same layout), or a final BC checkpoint directory itself. The checkpoint's checksums are
+// verified.
+func LoadClonedParams(dir string) ([]float64, error) {
+	for _, d := range []string{BCPolicyDir(dir), dir} {
+		if _, err := os.Stat(filepath.Join(d, bcPolicyFile)); err == nil {
+			p, err := loadBCPolicy(d)
+			return p.Params, err
+		}
+	}
+	return nil, fmt.Errorf("load cloned policy: neither %s nor %s holds a %s; give a run directory, a --bc-cache entry or a bc/final checkpoint",
+		BCPolicyDir(dir), dir, bcPolicyFile)
 }
 
 // withCloneEngine runs play on the engine TrainSegment builds, loaded with the cloned

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"go.temporal.io/sdk/testsuite"
@@ -416,5 +417,32 @@ func TestCountAgain(t *testing.T) {
 		if got := countAgain(tc.c, tc.r); got != tc.want {
 			t.Errorf("%s: count again %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// LoadClonedParams finds the cloned policy under a run directory and in its final
+// checkpoint directory alike, refuses a checkpoint whose policy file was altered after it
+// was written, and names both places it looked when neither holds one.
+func TestLoadClonedParams(t *testing.T) {
+	run := t.TempDir()
+	want := []float64{0.25, -1.5, 3}
+	if err := saveBCPolicy(BCPolicyDir(run), "h", bcPolicy{Params: want}); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{run, BCPolicyDir(run)} {
+		got, err := LoadClonedParams(dir)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("LoadClonedParams(%s) = %v, %v; want %v", dir, got, err, want)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(BCPolicyDir(run), bcPolicyFile), []byte(`{"params":[9]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadClonedParams(run); err == nil {
+		t.Error("an altered policy file: no error")
+	}
+	empty := t.TempDir()
+	if _, err := LoadClonedParams(empty); err == nil || !strings.Contains(err.Error(), BCPolicyDir(empty)) {
+		t.Errorf("an empty directory: error %v, want one naming %s", err, BCPolicyDir(empty))
 	}
 }

@@ -103,18 +103,9 @@ func (m *VLAModel) FoldedParams() ([]float64, error) {
 	for i, v := range w32 {
 		p[i] = float64(v)
 	}
-	var weight, bias = -1, -1
-	var out, in int
-	for _, s := range m.Net.Spans() {
-		switch s.Name {
-		case "proprio.weight":
-			weight, out, in = s.Offset, s.Shape[0], s.Shape[1]
-		case "proprio.bias":
-			bias = s.Offset
-		}
-	}
-	if weight < 0 || bias < 0 || in != len(m.Proprio.Mean) {
-		return nil, fmt.Errorf("fold bc vla model: no proprio layer of %d inputs", len(m.Proprio.Mean))
+	weight, bias, out, in, err := m.proprioLayer()
+	if err != nil {
+		return nil, fmt.Errorf("fold bc vla model: %w", err)
 	}
 	mean, std := m.Proprio.Mean, m.Proprio.Std
 	for o := range out {
@@ -127,6 +118,57 @@ func (m *VLAModel) FoldedParams() ([]float64, error) {
 		p[bias+o] -= shift
 	}
 	return p, nil
+}
+
+// SetFoldedParams is FoldedParams' inverse: it sets the network's parameters from p, a
+// policy's parameters in the engine's layout (the proprio standardisation folded into the
+// proprio layer, as a run's bc/final checkpoint holds them), unfolding them with m's own
+// standardisation: W[o][j] = W'[o][j]·σ_j and b[o] = b'[o] + Σ_j W'[o][j]μ_j. m then acts
+// on raw proprioception exactly as p does, up to float32 rounding, whatever demonstrations
+// m's standardisation was fitted on, so a clone saved by one run can be trained further
+// on another run's demonstrations.
+func (m *VLAModel) SetFoldedParams(p []float64) error {
+	dst := m.Net.Params()
+	if len(p) != len(dst) {
+		return fmt.Errorf("unfold bc vla model: %d parameters, the network has %d", len(p), len(dst))
+	}
+	q := slices.Clone(p)
+	weight, bias, out, in, err := m.proprioLayer()
+	if err != nil {
+		return fmt.Errorf("unfold bc vla model: %w", err)
+	}
+	mean, std := m.Proprio.Mean, m.Proprio.Std
+	for o := range out {
+		w := q[weight+o*in : weight+(o+1)*in]
+		shift := 0.0
+		for j := range w {
+			shift += w[j] * mean[j]
+			w[j] *= std[j]
+		}
+		q[bias+o] += shift
+	}
+	for i, v := range q {
+		dst[i] = float32(v)
+	}
+	return nil
+}
+
+// proprioLayer locates the proprio token's linear layer in the network's parameters: the
+// offsets of its weight (out × in, row-major) and bias.
+func (m *VLAModel) proprioLayer() (weight, bias, out, in int, err error) {
+	weight, bias = -1, -1
+	for _, s := range m.Net.Spans() {
+		switch s.Name {
+		case "proprio.weight":
+			weight, out, in = s.Offset, s.Shape[0], s.Shape[1]
+		case "proprio.bias":
+			bias = s.Offset
+		}
+	}
+	if weight < 0 || bias < 0 || in != len(m.Proprio.Mean) {
+		return 0, 0, 0, 0, fmt.Errorf("no proprio layer of %d inputs", len(m.Proprio.Mean))
+	}
+	return weight, bias, out, in, nil
 }
 
 // vlaModelFile is a VLAModel on disk: the network's checkpoint record and

@@ -94,17 +94,7 @@ func TestVLATrainerStateResumesExactly(t *testing.T) {
 // from the observation and the images and instruction from the frame, act as the trained
 // model does on standardised proprioception: the same greedy tokens and values.
 func TestVLAFoldedParamsMatchEnginePolicy(t *testing.T) {
-	demos := tinyImageDemos(t)
-	cfg := tinyVLAConfig()
-	cfg.Epochs = 1
-	m, _, err := TrainVLA(cfg, demos)
-	if err != nil {
-		t.Fatal(err)
-	}
-	params, err := m.FoldedParams()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, params, demos := tinyFoldedClone(t)
 	mc := m.Net.Config()
 	const pad = 9999 // a frame's unused instruction places
 	low, high := unitBox(mc.ActionDims)
@@ -292,4 +282,70 @@ func TestVLATrainerEMA(t *testing.T) {
 	if ema.Model() == ema.m || ema.Model().Proprio.Std[0] != ema.m.Proprio.Std[0] {
 		t.Error("Model with EMA must be a copy with the trainer's settings")
 	}
+}
+
+// SetFoldedParams inverts FoldedParams whatever standardisation the receiving model holds:
+// a clone's folded parameters unfolded into a model fitted on other demonstrations (another
+// mean and spread of the proprioception) fold back to the same parameters, and only the
+// proprio layer differs between the two networks.
+func TestVLASetFoldedParamsInvertsFold(t *testing.T) {
+	m, folded, _ := tinyFoldedClone(t)
+	other := *m
+	other.Net = vla.New(m.Net.Config(), rand.New(rand.NewPCG(7, 7)))
+	other.Proprio = Normaliser{Mean: slices.Clone(m.Proprio.Mean), Std: slices.Clone(m.Proprio.Std)}
+	for j := range other.Proprio.Mean {
+		other.Proprio.Mean[j] += 0.3 * float64(j+1)
+		other.Proprio.Std[j] *= 1.5 + 0.1*float64(j)
+	}
+	if err := other.SetFoldedParams(folded); err != nil {
+		t.Fatal(err)
+	}
+	again, err := other.FoldedParams()
+	if err != nil {
+		t.Fatal(err)
+	}
+	weight, bias, out, in, err := m.proprioLayer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inProprio := func(i int) bool { return i >= weight && i < weight+out*in || i >= bias && i < bias+out }
+	for i := range folded {
+		// float32 storage: a relative rounding of 2^-24 per operand, over the at most
+		// in+1 terms of a folded bias, stays well under 1e-5 of the largest term.
+		tol := 1e-5 * (1 + math.Abs(folded[i]))
+		if inProprio(i) {
+			tol *= float64(in + 1)
+		}
+		if math.Abs(again[i]-folded[i]) > tol {
+			t.Fatalf("parameter %d: folded %v, unfolded and folded again %v", i, folded[i], again[i])
+		}
+		unfolded, orig := float64(other.Net.Params()[i]), float64(m.Net.Params()[i])
+		if !inProprio(i) && unfolded != orig {
+			t.Fatalf("parameter %d outside the proprio layer: %v, the clone's %v", i, unfolded, orig)
+		}
+	}
+	if float64(other.Net.Params()[weight]) == float64(m.Net.Params()[weight]) {
+		t.Error("the proprio layer's first weight did not change with the standardisation")
+	}
+	if err := other.SetFoldedParams(folded[1:]); err == nil {
+		t.Error("one parameter short: no error")
+	}
+}
+
+// tinyFoldedClone is a tiny VLA cloned for one epoch on the tiny demonstrations, with its
+// parameters folded into the engine policy's layout.
+func tinyFoldedClone(t *testing.T) (*VLAModel, []float64, []ImageDemo) {
+	t.Helper()
+	demos := tinyImageDemos(t)
+	cfg := tinyVLAConfig()
+	cfg.Epochs = 1
+	m, _, err := TrainVLA(cfg, demos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folded, err := m.FoldedParams()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, folded, demos
 }

@@ -5,9 +5,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"time"
 
+	"github.com/accerl/accerl/activities"
 	"github.com/accerl/accerl/activities/bc"
 	"github.com/accerl/accerl/kernels/vla"
 )
@@ -91,6 +93,9 @@ type vlaBenchFlags struct {
 	ensemble     int            // temporal ensembling over this many chunks (bc.VLAActor.Ensemble); ≤ 1 is off
 	saveModel    string         // write the trained model here
 	loadModel    string         // evaluate this model instead of training
+	// loadClone is a run's (or a bench learn --bc-cache entry's) cloned policy to evaluate,
+	// and with --dagger-rounds to train further, instead of cloning anew.
+	loadClone string
 	// DAgger rounds after cloning (bc.CollectDAgger), each of daggerEpisodes per task and
 	// daggerEpochs epochs at daggerLR.
 	daggerRounds, daggerEpisodes, daggerEpochs int
@@ -124,31 +129,19 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 	var tres bc.VLATrainResult
 	var model *bc.VLAModel
 	var tr *bc.VLATrainer
-	if v.loadModel != "" {
-		b, err := os.ReadFile(v.loadModel)
-		if err != nil {
-			return fmt.Errorf("bench bc: %w", err)
+	if loaded := cmp.Or(v.loadModel, v.loadClone); loaded != "" {
+		if model, tr, err = loadBCVLAModel(v, cfg, demos); err != nil {
+			return err
 		}
-		model = new(bc.VLAModel)
-		if err := model.UnmarshalBinary(b); err != nil {
-			return fmt.Errorf("bench bc: %s: %w", v.loadModel, err)
-		}
-		if cfg.Execute > model.Chunk {
-			return fmt.Errorf("bench bc: --execute %d is more than the loaded model's chunk %d", cfg.Execute, model.Chunk)
-		}
-		model.Execute = cfg.Execute
 		mc = model.Net.Config()
 		tres = bc.VLATrainResult{Params: mc.ParamCount(), Trainable: mc.TrainableCount()}
 		for _, d := range demos {
 			tres.Samples += len(d.Actions)
 		}
-		fmt.Fprintf(stdout, "loaded %s (chunk %d, executing %d); recorded %d samples in %.0fs\n", v.loadModel, model.Chunk, model.Execute, tres.Samples, collectS)
+		fmt.Fprintf(stdout, "loaded %s (chunk %d, executing %d); recorded %d samples in %.0fs\n", loaded, model.Chunk, model.Execute, tres.Samples, collectS)
 		if v.daggerRounds > 0 {
-			if tr, err = bc.NewVLATrainer(cfg, demos); err != nil {
-				return fmt.Errorf("bench bc: %w", err)
-			}
 			if err := tr.Adopt(model); err != nil {
-				return fmt.Errorf("bench bc: --load-model %s with --dagger-rounds: %w", v.loadModel, err)
+				return fmt.Errorf("bench bc: %s with --dagger-rounds: %w", loaded, err)
 			}
 			model = tr.Model()
 		}
@@ -175,7 +168,7 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 	res := bcVLABenchResult{Suite: f.suite, Policy: "vla", PerTask: f.perTask, DemoNoise: f.noise, DemoSteps: tres.Samples,
 		InitStates: f.inits, Config: cfg, Model: vlaConfigToJSON(mc), Params: tres.Params, Trainable: tres.Trainable,
 		InitialLoss: tres.InitialLoss, EpochLoss: tres.EpochLoss, EpochAccuracy: tres.EpochAccuracy, FinalLoss: tres.FinalLoss,
-		TrainSamplesPerS: tres.SamplesPerS, Decode: v.decode.String(), Execute: model.Execute, LoadedModel: v.loadModel,
+		TrainSamplesPerS: tres.SamplesPerS, Decode: v.decode.String(), Execute: model.Execute, LoadedModel: cmp.Or(v.loadModel, v.loadClone),
 		CollectS: collectS, TrainS: tres.TrainS}
 	if v.scoreSamples > 0 {
 		score := func(name string, ds []bc.ImageDemo) (*bc.VLAScore, error) {
@@ -326,4 +319,43 @@ func saveVLAModel(path string, model *bc.VLAModel) error {
 		return fmt.Errorf("bench bc: %w", err)
 	}
 	return nil
+}
+
+// loadBCVLAModel is the model of --load-model (a --save-model file) or --load-clone (a run's
+// cloned policy, unfolded with the standardisation of a trainer built on this command's
+// demonstrations, which it returns for further rounds).
+func loadBCVLAModel(v vlaBenchFlags, cfg bc.VLAConfig, demos []bc.ImageDemo) (*bc.VLAModel, *bc.VLATrainer, error) {
+	model := new(bc.VLAModel)
+	if v.loadModel != "" {
+		b, err := os.ReadFile(v.loadModel)
+		if err != nil {
+			return nil, nil, fmt.Errorf("bench bc: %w", err)
+		}
+		if err := model.UnmarshalBinary(b); err != nil {
+			return nil, nil, fmt.Errorf("bench bc: %s: %w", v.loadModel, err)
+		}
+	}
+	var tr *bc.VLATrainer
+	if v.loadClone != "" || v.daggerRounds > 0 {
+		var err error
+		if tr, err = bc.NewVLATrainer(cfg, demos); err != nil {
+			return nil, nil, fmt.Errorf("bench bc: %w", err)
+		}
+	}
+	if v.loadClone != "" {
+		params, err := activities.LoadClonedParams(v.loadClone)
+		if err != nil {
+			return nil, nil, fmt.Errorf("bench bc: --load-clone: %w", err)
+		}
+		*model = *tr.Model()
+		model.Net = vla.New(model.Net.Config(), rand.New(rand.NewPCG(cfg.Seed, 0)))
+		if err := model.SetFoldedParams(params); err != nil {
+			return nil, nil, fmt.Errorf("bench bc: --load-clone %s: the flags build another network (--dim, --layers, --heads, --patch, --image-size, --cameras, --chunk must be the run's): %w", v.loadClone, err)
+		}
+	}
+	if cfg.Execute > model.Chunk {
+		return nil, nil, fmt.Errorf("bench bc: --execute %d is more than the loaded model's chunk %d", cfg.Execute, model.Chunk)
+	}
+	model.Execute = cfg.Execute
+	return model, tr, nil
 }
