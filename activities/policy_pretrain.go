@@ -269,19 +269,30 @@ func loadBCPolicy(dir string) (bcPolicy, error) {
 	return p, nil
 }
 
-// LoadClonedParams reads a cloned policy's parameters, in the engine policy's layout, from
-// dir: a run's directory (its BCPolicyDir is read), a `bench learn --bc-cache` entry (the
-// same layout), or a final BC checkpoint directory itself. The checkpoint's checksums are
-// verified.
-func LoadClonedParams(dir string) ([]float64, error) {
-	for _, d := range []string{BCPolicyDir(dir), dir} {
+// LoadClonedParams reads a cloned VLA's parameters, in the engine policy's layout, from
+// path: a run's directory (its BCPolicyDir is read), a `bench learn --bc-cache` entry (the
+// same layout), a final BC checkpoint directory itself (checksums verified), or a model
+// file written by `bench bc --save-model`.
+func LoadClonedParams(path string) ([]float64, error) {
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("load cloned policy: %w", err)
+		}
+		var m bc.VLAModel
+		if err := m.UnmarshalBinary(b); err != nil {
+			return nil, fmt.Errorf("load cloned policy: %s is not a `bench bc --save-model` file: %w", path, err)
+		}
+		return m.FoldedParams()
+	}
+	for _, d := range []string{BCPolicyDir(path), path} {
 		if _, err := os.Stat(filepath.Join(d, bcPolicyFile)); err == nil {
 			p, err := loadBCPolicy(d)
 			return p.Params, err
 		}
 	}
-	return nil, fmt.Errorf("load cloned policy: neither %s nor %s holds a %s; give a run directory, a --bc-cache entry or a bc/final checkpoint",
-		BCPolicyDir(dir), dir, bcPolicyFile)
+	return nil, fmt.Errorf("load cloned policy: neither %s nor %s holds a %s; give a run directory, a --bc-cache entry, a bc/final checkpoint or a `bench bc --save-model` file",
+		BCPolicyDir(path), path, bcPolicyFile)
 }
 
 // withCloneEngine runs play on the engine TrainSegment builds, loaded with the cloned

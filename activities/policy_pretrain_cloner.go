@@ -40,6 +40,15 @@ func newCloner(c specs.Config, seed uint64, res *PretrainPolicyResult) (cloner, 
 		if err != nil {
 			return nil, err
 		}
+		if from := c.Pretrain.From; from != "" {
+			params, err := LoadClonedParams(from)
+			if err != nil {
+				return nil, fmt.Errorf("pretrain.from: %w", err)
+			}
+			if err := tr.StartFrom(params); err != nil {
+				return nil, fmt.Errorf("pretrain.from %s: the policy block builds another network than the one cloned there (vla dim, layers, heads, patch, image size, cameras and action_chunk must be the same): %w", from, err)
+			}
+		}
 		res.Demos, res.Samples = len(demos), tr.Samples()
 		for _, d := range demos {
 			res.DemoSteps += int64(len(d.Actions))

@@ -287,11 +287,8 @@ experiment "v" {
 // causal over the action tokens). The cloned parameters here are a random VLA of the clone's
 // shape: what is checked is the mapping, not the policy.
 func TestExecutedOnlyWarmStart(t *testing.T) {
-	c := pixelTabletop()
-	c.Pipeline.Mode = specs.ModeSync
-	v := specs.DefaultVLA()
-	v.Dim, v.Layers, v.Heads = 16, 1, 1
-	c.Policy = specs.Policy{Action: specs.ActionTokens, Bins: 256, ActionChunk: 8, ExecuteSteps: 2, VLA: &v}
+	c := tinyVLAArm()
+	v := *c.Policy.VLA
 	c.Evaluation = specs.Evaluation{Episodes: 3, Greedy: true}
 	mc := BCVLAConfig(c, 0).ModelConfig()
 	params := vla.NewNet[float64](mc, rand.New(rand.NewPCG(5, 6))).Params()
@@ -445,4 +442,64 @@ func TestLoadClonedParams(t *testing.T) {
 	if _, err := LoadClonedParams(empty); err == nil || !strings.Contains(err.Error(), BCPolicyDir(empty)) {
 		t.Errorf("an empty directory: error %v, want one naming %s", err, BCPolicyDir(empty))
 	}
+}
+
+// TestPretrainFrom: pretrain.from starts the cloning from an earlier run's clone. With
+// epochs = 0 the new run's warm start is that clone (refolded through its own
+// standardisation of the same demonstrations: equal up to float32 rounding); with one more
+// epoch the training continues from it, so that epoch's mean loss is below the first
+// epoch of the clone started from random weights; a path holding no clone is a bad-input
+// error naming pretrain.from.
+func TestPretrainFrom(t *testing.T) {
+	c := tinyVLAArm()
+	c.Pretrain = specs.DefaultPretrain()
+	c.Pretrain.DemosPerTask, c.Pretrain.Epochs, c.Pretrain.Batch, c.Pretrain.LearningRate, c.Pretrain.LabelSigma = 2, 1, 16, 3e-3, 3
+	c.Evaluation = specs.Evaluation{Episodes: 2, Greedy: true}
+	first := t.TempDir()
+	base := runPretrain(t, PretrainPolicyInput{RunDir: first, SpecHash: "h", Config: c, Seed: 1})
+	want, err := loadBCPolicy(base.Checkpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := c
+	from.Pretrain.From, from.Pretrain.Epochs = first, 0
+	same := runPretrain(t, PretrainPolicyInput{RunDir: t.TempDir(), SpecHash: "h2", Config: from, Seed: 1})
+	got, err := loadBCPolicy(same.Checkpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Params) != len(want.Params) || len(same.EpochLoss) != 0 {
+		t.Fatalf("epochs 0: %d parameters (want %d), %d epoch losses (want 0)", len(got.Params), len(want.Params), len(same.EpochLoss))
+	}
+	for i := range want.Params {
+		// float32 storage of the unfolded network: relative rounding 2^-24 per operand, over
+		// the proprio layer's few terms, far below 1e-5.
+		if d := math.Abs(got.Params[i] - want.Params[i]); d > 1e-5*(1+math.Abs(want.Params[i])) {
+			t.Fatalf("epochs 0: parameter %d is %v, the clone's %v", i, got.Params[i], want.Params[i])
+		}
+	}
+	from.Pretrain.Epochs = 1
+	more := runPretrain(t, PretrainPolicyInput{RunDir: t.TempDir(), SpecHash: "h3", Config: from, Seed: 1})
+	if len(more.EpochLoss) != 1 || more.EpochLoss[0] >= base.EpochLoss[0] {
+		t.Errorf("one more epoch from the clone: losses %v, want one below the first clone's first epoch %v", more.EpochLoss, base.EpochLoss)
+	}
+	from.Pretrain.From = t.TempDir()
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivity(&Trainer{})
+	_, err = env.ExecuteActivity((&Trainer{}).PretrainPolicy, PretrainPolicyInput{RunDir: t.TempDir(), SpecHash: "h4", Config: from, Seed: 1})
+	if err == nil || !strings.Contains(err.Error(), "pretrain.from") {
+		t.Errorf("from a directory without a clone: err %v, want one naming pretrain.from", err)
+	}
+}
+
+// tinyVLAArm is a sync pixel tabletop arm (tasks 0 and 1) with a one-layer VLA of width 16
+// and chunks of 8 actions, 2 executed.
+func tinyVLAArm() specs.Config {
+	c := pixelTabletop()
+	c.Pipeline.Mode = specs.ModeSync
+	v := specs.DefaultVLA()
+	v.Dim, v.Layers, v.Heads = 16, 1, 1
+	c.Policy = specs.Policy{Action: specs.ActionTokens, Bins: 256, ActionChunk: 8, ExecuteSteps: 2, VLA: &v}
+	return c
 }

@@ -2,6 +2,7 @@ package specs
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -14,6 +15,7 @@ const (
 	attrNoise        = "noise"
 	attrShift        = "shift"
 	attrLabelSigma   = "label_sigma"
+	attrFrom         = "from"
 
 	pathPretrain = blockPretrain + "." + attrEnabled
 )
@@ -55,6 +57,16 @@ type Pretrain struct {
 	// σ 3 gave +4 to +5.5 points with 20 demonstrations per task and +1.8 with 50; σ 6 blurs
 	// the targets too much.
 	LabelSigma float64 `json:"label_sigma,omitempty"`
+	// From starts the cloning from a policy cloned before instead of a random network, as
+	// RL fine-tuning of a VLA starts from a released supervised checkpoint: a run directory
+	// (its bc/final checkpoint), that checkpoint directory itself, a `bench learn --bc-cache`
+	// entry or a `bench bc --save-model` file; a relative path is taken from the directory
+	// accerl is run in and stored absolute. The run records its own demonstrations as
+	// usual, trains Epochs more epochs from the given policy (a fresh optimizer, the
+	// learning rate decaying from LearningRate to a tenth), and with epochs = 0 evaluates
+	// it and starts RL from it unchanged. VLA policies only; omitted from the JSON when
+	// empty, so older specs keep their hash.
+	From string `json:"from,omitempty"`
 }
 
 // DefaultPretrain is the measured BC recipe (activities/bc: 50 demos per task, 30 epochs,
@@ -73,6 +85,7 @@ var pretrainSchema = &hcl.BodySchema{
 		{Name: attrNoise},
 		{Name: attrShift},
 		{Name: attrLabelSigma},
+		{Name: attrFrom},
 	},
 }
 
@@ -86,12 +99,18 @@ func (d *decoder) decodePretrain(block *hcl.Block, p *Pretrain) {
 	d.src.record(pathPretrain, block.DefRange)
 	d.setBool(c.Attributes, blockPretrain, attrEnabled, &p.Enabled)
 	d.setInt(c.Attributes, blockPretrain, attrDemosPerTask, &p.DemosPerTask, between(1, 10000))
-	d.setInt(c.Attributes, blockPretrain, attrEpochs, &p.Epochs, between(1, 100000))
+	d.setInt(c.Attributes, blockPretrain, attrEpochs, &p.Epochs, between(0, 100000))
 	d.setInt(c.Attributes, blockPretrain, attrBatch, &p.Batch, between(1, 1<<20))
 	d.setFloat(c.Attributes, blockPretrain, attrLearningRate, &p.LearningRate, aboveUpTo(0, 1))
 	d.setFloat(c.Attributes, blockPretrain, attrNoise, &p.Noise, between(0, 1))
 	d.setInt(c.Attributes, blockPretrain, attrShift, &p.Shift, between(0, 16))
 	d.setFloat(c.Attributes, blockPretrain, attrLabelSigma, &p.LabelSigma, between(0, 64))
+	d.setString(c.Attributes, blockPretrain, attrFrom, &p.From)
+	if p.From != "" && !filepath.IsAbs(p.From) {
+		if abs, err := filepath.Abs(p.From); err == nil {
+			p.From = abs
+		}
+	}
 	if !p.Enabled {
 		*p = Pretrain{}
 	}
@@ -132,6 +151,14 @@ func checkPretrain(c Config, src *sources, add func(subject hcl.Range, summary, 
 	if c.Pretrain.Shift > 0 && p.VLA == nil {
 		add(src.blame(joinPath(blockPretrain, attrShift), pathPretrain), "Image augmentation without images",
 			fmt.Sprintf("pretrain.shift = %d translates the training images, and only a VLA policy (a vla block in the policy) reads images. Remove shift, or add a vla block.", c.Pretrain.Shift))
+	}
+	if c.Pretrain.From != "" && p.VLA == nil {
+		add(src.blame(joinPath(blockPretrain, attrFrom), pathPretrain), "Starting from a clone needs the VLA",
+			fmt.Sprintf("pretrain.from = %q starts the cloning from a cloned VLA, and this policy has no vla block. Remove from, or add a vla block that builds the network cloned there.", c.Pretrain.From))
+	}
+	if c.Pretrain.Epochs == 0 && c.Pretrain.From == "" {
+		add(src.blame(joinPath(blockPretrain, attrEpochs), pathPretrain), "Cloning for no epochs",
+			"pretrain.epochs = 0 trains nothing, which only means something with pretrain.from (a clone taken as it is). Set epochs to at least 1, or give from.")
 	}
 	if c.WorldModel.Enabled && c.WorldModel.Pixels == nil {
 		// The pixel world model and a cloned VLA go together (the run pretrains the world

@@ -1,6 +1,8 @@
 package specs
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -77,6 +79,58 @@ func TestVLATemperature(t *testing.T) {
 		}
 		if msg := diags.Error(); !strings.Contains(msg, "policy.vla.temperature") || !strings.Contains(msg, "greater than 0") {
 			t.Errorf("%q: error %q does not name policy.vla.temperature and its range", bad, msg)
+		}
+	}
+}
+
+// TestPretrainFrom: pretrain.from is stored absolute (a relative path taken from the
+// directory accerl runs in) and is part of the hash; epochs = 0 is a clone taken as it is,
+// refused without from, and from is refused on a policy without a vla block, each error
+// naming the attribute and what to change.
+func TestPretrainFrom(t *testing.T) {
+	spec := func(pretrain string, vla bool) []byte {
+		src := string(vlaSpec(""))
+		if !vla {
+			src = strings.Replace(src, "action = \"tokens\"\n    vla {\n\n    }", "action = \"gaussian\"", 1)
+		}
+		i := strings.Index(src, "  world_model {")
+		return []byte(src[:i] + "  pretrain {\n" + pretrain + "\n  }\n}\n")
+	}
+	parse := func(pretrain string) *Experiment {
+		t.Helper()
+		exp, diags := Parse("x.hcl", spec(pretrain, true), nil)
+		if diags.HasErrors() {
+			t.Fatalf("%q: %v", pretrain, diags)
+		}
+		return exp
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := parse(`from = "clones/seed1"` + "\nepochs = 0").Arms[0].Config.Pretrain
+	if want := filepath.Join(wd, "clones", "seed1"); got.From != want || got.Epochs != 0 {
+		t.Errorf("from %q, epochs %d; want %q, 0", got.From, got.Epochs, want)
+	}
+	plain, from := parse("epochs = 3").Hash, parse(`from = "/c"`+"\nepochs = 3").Hash
+	if plain == from {
+		t.Error("pretrain.from did not change the hash")
+	}
+	for _, c := range []struct {
+		pretrain string
+		vla      bool
+		want     []string
+	}{
+		{"epochs = 0", true, []string{"Cloning for no epochs", "give from"}},
+		{`from = "/c"`, false, []string{"Starting from a clone needs the VLA", "pretrain.from"}},
+		{"epochs = -1", true, []string{"epochs"}},
+	} {
+		_, diags := Parse("x.hcl", spec(c.pretrain, c.vla), nil)
+		msg := diags.Error()
+		for _, w := range c.want {
+			if !diags.HasErrors() || !strings.Contains(msg, w) {
+				t.Errorf("%q (vla %v): diagnostics %q, want an error containing %q", c.pretrain, c.vla, msg, w)
+			}
 		}
 	}
 }

@@ -107,8 +107,8 @@ func (c VLAConfig) Validate() error {
 	if c.LabelSigma < 0 || math.IsNaN(c.LabelSigma) {
 		return fmt.Errorf("label sigma %v: want ≥ 0 bins", c.LabelSigma)
 	}
-	if c.Epochs < 1 || c.Batch < 1 || !(c.LR > 0) {
-		return fmt.Errorf("%d epochs, batch %d, learning rate %v: want positive", c.Epochs, c.Batch, c.LR)
+	if c.Epochs < 0 || c.Batch < 1 || !(c.LR > 0) {
+		return fmt.Errorf("%d epochs, batch %d, learning rate %v: want epochs ≥ 0 (0 trains nothing: a model given to StartFrom as it is), the others positive", c.Epochs, c.Batch, c.LR)
 	}
 	if c.EMA < 0 || c.EMA >= 1 || math.IsNaN(c.EMA) {
 		return fmt.Errorf("EMA decay %v: want 0 (off) or in (0, 1)", c.EMA)
@@ -471,6 +471,26 @@ func TrainVLA(cfg VLAConfig, demos []ImageDemo) (*VLAModel, VLATrainResult, erro
 		return nil, VLATrainResult{}, err
 	}
 	return runEpochs(t)
+}
+
+// StartFrom sets the trainer's network, before its first epoch, to a clone trained earlier,
+// given in the engine policy's layout (FoldedParams: a run's bc/final policy) and unfolded
+// with the standardisation this trainer fitted on its demonstrations, so the epochs to come
+// continue that clone (with a fresh optimizer, the learning rate decaying from LR as for a
+// new clone) instead of a random network; with Epochs 0 the model is the clone as it is.
+// Unlike Adopt, the epochs are not marked done, so State and resumption work as for any
+// clone (an epoch checkpoint holds the continued network).
+func (t *VLATrainer) StartFrom(folded []float64) error {
+	if t.epoch > 0 {
+		return fmt.Errorf("bc vla start from: %d epochs already trained", t.epoch)
+	}
+	if err := t.m.SetFoldedParams(folded); err != nil {
+		return fmt.Errorf("bc vla start from: %w", err)
+	}
+	if t.ema != nil { // the average starts from the given weights
+		t.ema = slices.Clone(t.m.Net.Params())
+	}
+	return nil
 }
 
 // Adopt replaces the trainer's network by m's, a model trained earlier on

@@ -92,6 +92,10 @@ type learnSettings struct {
 	EvalSampled    bool    `json:"eval_sampled,omitempty"`
 	// PretrainEpochs is the cloning's epochs (pretrain.epochs; 0 without a pretrain block).
 	PretrainEpochs int `json:"pretrain_epochs,omitempty"`
+	// PretrainFrom is the clone the cloning started from (pretrain.from, as given, before
+	// {seed} is filled in) and PretrainLR its learning rate, when --pretrain-from is given.
+	PretrainFrom string  `json:"pretrain_from,omitempty"`
+	PretrainLR   float64 `json:"pretrain_learning_rate,omitempty"`
 	// CheckpointEvery is the updates per segment (checkpoint.every): each segment ends
 	// with a checkpoint and an evaluation, so it also spaces the evaluation curve.
 	CheckpointEvery int `json:"checkpoint_every,omitempty"`
@@ -136,7 +140,9 @@ func (s learnSettings) String() string {
 	if s.CheckpointEvery > 1 {
 		out += fmt.Sprintf(" every %d updates", s.CheckpointEvery)
 	}
-	if s.PretrainEpochs > 0 {
+	if s.PretrainFrom != "" {
+		out += fmt.Sprintf("; cloned from %s for %d more epochs at %g", s.PretrainFrom, s.PretrainEpochs, s.PretrainLR)
+	} else if s.PretrainEpochs > 0 {
 		out += fmt.Sprintf("; cloned for %d epochs", s.PretrainEpochs)
 	}
 	if s.FinalEpisodes > 0 {
@@ -161,86 +167,14 @@ func learnSettingsOf(c specs.Config) learnSettings {
 		FinalEpisodes: c.Evaluation.FinalEpisodes}
 	if c.Pretrain.Enabled {
 		s.PretrainEpochs = c.Pretrain.Epochs
+		if c.Pretrain.From != "" {
+			s.PretrainFrom, s.PretrainLR = c.Pretrain.From, c.Pretrain.LearningRate
+		}
 	}
 	if v := c.Policy.VLA; v != nil {
 		s.Temperature, s.DetachValue, s.ExecutedOnly, s.Greedy = v.SamplingTemperature(), v.DetachValue, v.ExecutedOnly, v.Greedy
 	}
 	return s
-}
-
-// learnOverrides are bench learn's RL flags, applied onto each selected check's config:
-// a number or name flag left at its zero value keeps the check's setting; a boolean flag
-// given (given[name]) sets its field either way, so --positive-advantages=false turns off
-// a check's default.
-type learnOverrides struct {
-	given                                                          map[string]bool
-	temperature, learningRate                                      float64
-	detach, executedOnly, positiveAdv, skipRewardless, evalSampled bool
-	greedy, advEstimator                                           *string
-	criticWarmup, batchSteps, pretrainEpochs, checkpointEvery      int
-	repeatStarts                                                   int
-}
-
-// setBool sets *dst to v when the boolean flag name was given.
-func (o learnOverrides) setBool(name string, dst *bool, v bool) {
-	if o.given[name] {
-		*dst = v
-	}
-}
-
-// apply sets the overrides onto cfg, the config of check; a VLA flag on a check without
-// a VLA policy, or --eval-sampled on one without greedy evaluation, is an error naming both.
-func (o learnOverrides) apply(check string, cfg *specs.Config) error {
-	if o.temperature > 0 || o.given["detach-value"] || o.given["executed-only"] || o.greedy != nil {
-		if cfg.Policy.VLA == nil {
-			return fmt.Errorf("--temperature, --detach-value, --executed-only and --greedy: check %s has no VLA policy", check)
-		}
-		v := *cfg.Policy.VLA
-		if o.temperature > 0 {
-			v.Temperature = o.temperature
-		}
-		o.setBool("detach-value", &v.DetachValue, o.detach)
-		o.setBool("executed-only", &v.ExecutedOnly, o.executedOnly)
-		if o.greedy != nil {
-			v.Greedy = *o.greedy
-		}
-		cfg.Policy.VLA = &v
-	}
-	a := &cfg.Algorithm
-	a.CriticWarmup = max(a.CriticWarmup, o.criticWarmup)
-	o.setBool("skip-rewardless", &a.SkipRewardless, o.skipRewardless)
-	o.setBool("positive-advantages", &a.PositiveAdvantages, o.positiveAdv)
-	if o.advEstimator != nil {
-		a.AdvEstimator = *o.advEstimator
-	}
-	if o.repeatStarts > 0 {
-		if a.AdvEstimator != specs.AdvEstimatorGRPO {
-			return fmt.Errorf("--repeat-starts: check %s does not use GRPO advantages, which are what compares the plays of a start; add --adv-estimator grpo", check)
-		}
-		a.RepeatStarts = o.repeatStarts
-	}
-	if o.learningRate > 0 {
-		a.LearningRate = o.learningRate
-	}
-	if o.batchSteps > 0 {
-		a.BatchSteps = o.batchSteps
-	}
-	if o.pretrainEpochs > 0 {
-		if !cfg.Pretrain.Enabled {
-			return fmt.Errorf("--pretrain-epochs: check %s clones no policy (it has no pretrain block)", check)
-		}
-		cfg.Pretrain.Epochs = o.pretrainEpochs
-	}
-	if o.checkpointEvery > 0 {
-		cfg.Checkpoint.Every = o.checkpointEvery
-	}
-	if o.given["eval-sampled"] {
-		if o.evalSampled && (!cfg.Evaluation.Greedy || cfg.Evaluation.Episodes == 0) {
-			return fmt.Errorf("--eval-sampled: check %s has no greedy evaluation to play a sampled one beside", check)
-		}
-		cfg.Evaluation.Sampled = o.evalSampled
-	}
-	return nil
 }
 
 func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -266,7 +200,9 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	rlLR := fs.Float64("learning-rate", 0, "override each check's RL learning rate (algorithm.learning_rate; 0 keeps the check's)")
 	evalSampled := fs.Bool("eval-sampled", false, "also evaluate every check sampling its actions as training does, beside the greedy evaluation (evaluation.sampled; checks with greedy evaluation; the VLA checks' default, --eval-sampled=false plays greedy only)")
 	batchSteps := fs.Int("batch-steps", 0, "override each check's env steps per update (algorithm.batch_steps; 0 keeps the check's)")
-	pretrainEpochs := fs.Int("pretrain-epochs", 0, "clone the checks with a pretrain block for this many epochs (pretrain.epochs; 0 keeps the check's); under --bc-cache another count is another entry")
+	pretrainEpochs := fs.Int("pretrain-epochs", 0, "clone the checks with a pretrain block for this many epochs (pretrain.epochs; 0 keeps the check's, or with --pretrain-from trains none); under --bc-cache another count is another entry")
+	pretrainFrom := fs.String("pretrain-from", "", "start each seed's cloning from a policy cloned before (pretrain.from): a run directory, a --bc-cache entry or a `bench bc --save-model` file; {seed} is replaced by the seed and a glob pattern must match one path (e.g. 'cache/tabletop-spatial-vla-seed{seed}-*'); trains --pretrain-epochs more epochs from it (0 unless given: RL starts from it as it is)")
+	pretrainLR := fs.Float64("pretrain-lr", 0, "the cloning's initial learning rate (pretrain.learning_rate, decayed linearly to a tenth; 0 keeps the check's)")
 	checkpointEvery := fs.Int("checkpoint-every", 0, "updates per segment (checkpoint.every; 0 keeps the check's): each segment ends with a checkpoint and the check's evaluation, so 4 plays a quarter of the evaluation episodes of 1 (sync-mode training is the same either way: snapshots restore it exactly at a segment boundary)")
 	repeatStarts := fs.Int("repeat-starts", 0, "with GRPO advantages, play every start (a task's layout after a reset) this many times in a row and judge each episode against its start's other plays instead of its task's episodes (algorithm.repeat_starts; 0 keeps the check's, 1 turns it off)")
 	remote := fs.Int("remote", 0, "step the checks' environments on this many `accerl envserver`s started on this host (over dm_env_rpc) instead of in process, to compare learning through the network tier; 0 is in process")
@@ -320,14 +256,14 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	if *criticWarmup < 0 || *rlLR < 0 || *batchSteps < 0 || *pretrainEpochs < 0 || *checkpointEvery < 0 || *repeatStarts < 0 {
+	if *criticWarmup < 0 || *rlLR < 0 || *pretrainLR < 0 || *batchSteps < 0 || *pretrainEpochs < 0 || *checkpointEvery < 0 || *repeatStarts < 0 {
 		return fmt.Errorf("--critic-warmup %d, --learning-rate %g, --batch-steps %d, --pretrain-epochs %d, --checkpoint-every %d, --repeat-starts %d: none of them may be negative (0 keeps each check's)",
 			*criticWarmup, *rlLR, *batchSteps, *pretrainEpochs, *checkpointEvery, *repeatStarts)
 	}
 	ov := learnOverrides{given: map[string]bool{}, temperature: *temperature, detach: *detach, executedOnly: *executedOnly,
 		greedy: greedyName, criticWarmup: *criticWarmup, positiveAdv: *positiveAdv, advEstimator: advName,
 		skipRewardless: *skipRewardless, learningRate: *rlLR, evalSampled: *evalSampled, batchSteps: *batchSteps,
-		pretrainEpochs: *pretrainEpochs, checkpointEvery: *checkpointEvery, repeatStarts: *repeatStarts}
+		pretrainEpochs: *pretrainEpochs, pretrainFrom: *pretrainFrom, pretrainLR: *pretrainLR, checkpointEvery: *checkpointEvery, repeatStarts: *repeatStarts}
 	fs.Visit(func(f *flag.Flag) { ov.given[f.Name] = true })
 	var cache *bcCache
 	if *cacheDir != "" {
@@ -360,7 +296,11 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stdout, "%s: %s, %d env steps, %s mode, %s\n", chk.Name, chk.Summary, cfg.Budget.EnvSteps, *mode, target)
 		fmt.Fprintf(stdout, "  RL: %s\n", res.Settings)
 		for _, seed := range seeds {
-			s, err := trainCheck(ctx, stdout, chk.Name, cfg, seed, cache)
+			sc, err := withPretrainFrom(cfg, seed)
+			if err != nil {
+				return fmt.Errorf("%s seed %d: %w", chk.Name, seed, err)
+			}
+			s, err := trainCheck(ctx, stdout, chk.Name, sc, seed, cache)
 			if err != nil {
 				return fmt.Errorf("%s seed %d: %w", chk.Name, seed, err)
 			}
