@@ -46,6 +46,10 @@ type DAggerStats struct {
 	Episodes  int `json:"episodes"`
 	Successes int `json:"successes"`
 	Steps     int `json:"steps"`
+	// Restarts counts the following experts' plan restarts over all
+	// episodes ([tabletop.Expert.Restarts]): states the labeller gave up on
+	// (a dropped object, a missed placing).
+	Restarts int `json:"restarts"`
 }
 
 // daggerStream separates the rounds' reset streams from Collect's (whose
@@ -70,11 +74,13 @@ type daggerRun struct {
 // plan, phase and retries track the clone's states); the rest from a clone
 // of that expert playing on in a copy of the environment, so that a chunk is
 // the expert's plan from the state, not the clone's later states' labels.
-// The following expert keeps its grasp yaw on retries
-// ([tabletop.Expert.KeepYaw]): the clone stalls the expert's descent often,
-// and with the plain expert's yaw flip every stall relabelled the states
-// around the object with the other yaw (measured on a 10% clone: one flip
-// in 28 of 30 episodes, then ~200 steps of "turn 90°" labels each).
+// The following expert is a labeller ([tabletop.Expert.Follow]): the
+// clone's slow or cut-corner moves neither make it start over nor send the
+// clone back up to the travel height, and it keeps its grasp yaw on the
+// retries that remain ([tabletop.Expert.KeepYaw]; with the plain expert's
+// yaw flip a stall relabelled the states around the object with the other
+// yaw: measured on a 10% clone, one flip in 28 of 30 episodes, then ~200
+// steps of "turn 90°" labels each).
 func CollectDAgger(in DAggerInput, m *VLAModel) ([]ImageDemo, DAggerStats, error) {
 	if in.PerTask < 1 || len(in.Tasks) == 0 {
 		return nil, DAggerStats{}, fmt.Errorf("bc dagger: %d episodes per task of %d tasks: want at least one", in.PerTask, len(in.Tasks))
@@ -110,7 +116,7 @@ func collectDAgger(in DAggerInput, actor Actor, envCfg tabletop.Config, k int) (
 			id := uint64(task)<<16 | uint64(e)
 			env.Reset(rand.New(rand.NewPCG(in.Seed, daggerStream|id)))
 			x := tabletop.NewExpert(in.Seed*1000003 + daggerStream | id)
-			x.Noise, x.KeepYaw = 0, true
+			x.Noise, x.KeepYaw, x.Follow = 0, true, true
 			r := &daggerRun{env: env, scratch: scratch, x: x, d: ImageDemo{Task: task, Instr: env.InstructionTokens()}}
 			runs, envs = append(runs, r), append(envs, env)
 		}
@@ -124,6 +130,7 @@ func collectDAgger(in DAggerInput, actor Actor, envCfg tabletop.Config, k int) (
 	for i, r := range runs {
 		out[i] = r.d
 		st.Steps += len(r.d.Actions)
+		st.Restarts += r.x.Restarts()
 		if won[i] {
 			st.Successes++
 		}

@@ -20,7 +20,7 @@ func TestDAggerLabelsAreTheExpertsPlan(t *testing.T) {
 	const k = 5
 	in := DAggerInput{Suite: tabletop.SuiteSpatial, Tasks: []int{2, 7}, PerTask: 2, Seed: 3}
 	envCfg := tabletop.Config{Suite: in.Suite, ImageSize: 16, Cameras: []string{tabletop.CameraWrist}}
-	demos, st, err := collectDAgger(in, &ExpertActor{}, envCfg, k)
+	demos, st, err := collectDAgger(in, &ExpertActor{Follow: true}, envCfg, k)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestDAggerLabelsAreTheExpertsPlan(t *testing.T) {
 	}
 	// Another round's seed resets other scenes.
 	in.Seed = 4
-	other, _, err := collectDAgger(in, &ExpertActor{}, envCfg, k)
+	other, _, err := collectDAgger(in, &ExpertActor{Follow: true}, envCfg, k)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestDAggerLabelsAreTheExpertsPlan(t *testing.T) {
 	// steps for any of these tasks (each episode above ran at least 10 and
 	// won), so each capped one has exactly 12 and none is won.
 	in.MaxSteps = 12
-	capped, st, err := collectDAgger(in, &ExpertActor{}, envCfg, k)
+	capped, st, err := collectDAgger(in, &ExpertActor{Follow: true}, envCfg, k)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,6 +75,7 @@ type daggerRoundResult struct {
 	Episodes         int       `json:"episodes,omitempty"`
 	RolloutSuccesses int       `json:"rollout_successes,omitempty"`
 	Steps            int       `json:"labelled_steps,omitempty"`
+	Restarts         int       `json:"labeller_restarts,omitempty"` // bc.DAggerStats.Restarts
 	Samples          int       `json:"samples"`
 	EpochLoss        []float64 `json:"epoch_cross_entropy,omitempty"`
 	LR               float64   `json:"learning_rate,omitempty"`
@@ -215,7 +216,7 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 				return fmt.Errorf("bench bc: dagger round %d: %w", round, err)
 			}
 		}
-		rr := daggerRoundResult{Round: round, Control: v.daggerControl, Episodes: st.Episodes, RolloutSuccesses: st.Successes, Steps: st.Steps,
+		rr := daggerRoundResult{Round: round, Control: v.daggerControl, Episodes: st.Episodes, RolloutSuccesses: st.Successes, Steps: st.Steps, Restarts: st.Restarts,
 			LR: v.daggerLR, MaxSteps: maxSteps, CollectS: time.Since(t0).Seconds()}
 		if err := tr.Aggregate(labelled, v.daggerEpochs, v.daggerLR); err != nil {
 			return fmt.Errorf("bench bc: dagger round %d: %w", round, err)
@@ -225,8 +226,8 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 			fmt.Fprintf(stdout, "\nDAgger control round %d: no rollouts; training %d epochs over the %d demonstration samples at lr %g\n",
 				round, v.daggerEpochs, rr.Samples, v.daggerLR)
 		} else {
-			fmt.Fprintf(stdout, "\nDAgger round %d: the clone played %d episodes of at most %d steps from random resets (%d succeeded), %d steps labelled by the expert in %.0fs; training %d epochs over %d samples at lr %g\n",
-				round, st.Episodes, maxSteps, st.Successes, st.Steps, rr.CollectS, v.daggerEpochs, rr.Samples, v.daggerLR)
+			fmt.Fprintf(stdout, "\nDAgger round %d: the clone played %d episodes of at most %d steps from random resets (%d succeeded), %d steps labelled by the expert (its plan restarted %d times) in %.0fs; training %d epochs over %d samples at lr %g\n",
+				round, st.Episodes, maxSteps, st.Successes, st.Steps, st.Restarts, rr.CollectS, v.daggerEpochs, rr.Samples, v.daggerLR)
 		}
 		trainStart := tr.Result().TrainS
 		for !tr.Done() {

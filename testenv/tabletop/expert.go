@@ -22,24 +22,41 @@ type Expert struct {
 	// would otherwise flip the yaw the labels ask for, and the same state
 	// would be labelled with both yaws.
 	KeepYaw bool
-	src     *rand.PCG // rng's state, copied by Clone
-	rng     *rand.Rand
+	// Follow makes the expert a labeller of the states another policy
+	// reaches (CollectDAgger), where its step-counting signals measure that
+	// policy and not the plan: no stall or phase timeout ever triggers a
+	// retry or a phase change, and the moves that end at a waypoint above a
+	// target (the approach over the object, the carry over the place point)
+	// hand over to the next phase once the fingertip is within
+	// [followReach] of the waypoint's vertical line, at any height and
+	// gripper width or yaw (the next phase corrects them on its way), the
+	// lift once it is within followReach of the travel height. The plain
+	// expert, following a learner that starts its descent 5 mm beside the
+	// bowl, labels that state "climb back to the travel height"; a learner
+	// that slows down for five steps is labelled "start over" — the
+	// labels that taught clones to back off (docs/results/vla-bc-notes.md).
+	// With Follow the first is labelled "descend onto the grasp point",
+	// which corrects the offset on the way, and the second "go on".
+	Follow bool
+	src    *rand.PCG // rng's state, copied by Clone
+	rng    *rand.Rand
 
-	episode uint64
-	task    int
-	sub     int // index of the goal conjunct being worked on, -1 none
-	phase   int
-	count   int     // steps in this phase
-	fresh   bool    // the phase has not run yet (see enter)
-	skip    bool    // the next progress measurement is against the old waypoint
-	stalled int     // consecutive steps without getting closer to the waypoint
-	best    float64 // closest distance to the waypoint in this phase
-	yaw     float64
-	travelZ float64
-	dest    vec3 // place point (x, y) and bottom height (z) for placing
-	target  vec3 // waypoint of the current phase
-	retries int
-	axis    int // push axis (0 x, 1 y)
+	episode  uint64
+	task     int
+	sub      int // index of the goal conjunct being worked on, -1 none
+	phase    int
+	count    int     // steps in this phase
+	fresh    bool    // the phase has not run yet (see enter)
+	skip     bool    // the next progress measurement is against the old waypoint
+	stalled  int     // consecutive steps without getting closer to the waypoint
+	best     float64 // closest distance to the waypoint in this phase
+	yaw      float64
+	travelZ  float64
+	dest     vec3 // place point (x, y) and bottom height (z) for placing
+	target   vec3 // waypoint of the current phase
+	retries  int  // of the current goal conjunct's plan
+	restarts int  // of all plans
+	axis     int  // push axis (0 x, 1 y)
 }
 
 // NewExpert returns an expert whose noise is drawn from a PCG generator
@@ -80,7 +97,22 @@ const (
 const (
 	tolXY = 0.003
 	tolZ  = 0.002
+	// followReach is how close (m) a followed policy must come to a
+	// waypoint above a target for a Follow expert to take the next phase
+	// (the radius approach uses to decide it need not climb first).
+	followReach = 0.01
 )
+
+// Restarts returns how many times the expert has restarted a plan since it
+// was made (a stall, a timeout, a drop, a missed placing): a measure of how
+// often a followed policy reached states the plan gave up on.
+func (x *Expert) Restarts() int { return x.restarts }
+
+// above reports whether a Follow expert takes the fingertip as at the
+// waypoint t above a target: within followReach of its vertical line.
+func (x *Expert) above(w *world, t vec3) bool {
+	return x.Follow && math.Hypot(t.x-w.grip.tip.x, t.y-w.grip.tip.y) < followReach
+}
 
 // Act returns the expert's next action for env's current state.
 func (x *Expert) Act(env *Env) []float64 {
@@ -152,6 +184,7 @@ func (x *Expert) enter() bool {
 // retry restarts the plan from the approach (with the other yaw).
 func (x *Expert) retry() {
 	x.retries++
+	x.restarts++
 	x.next(phApproach)
 	if !math.IsNaN(x.yaw) && !x.KeepYaw {
 		x.yaw = math.Pi/2 - x.yaw
@@ -183,6 +216,8 @@ func (x *Expert) finish(w *world, a []float64, target vec3, grip float64) []floa
 	// jitter against an obstacle still counts as stalled.
 	if x.skip {
 		x.skip = false
+	} else if x.Follow {
+		// a followed policy's pace is not the plan's: never stalled
 	} else if dist := d.norm(); dist < x.best-0.0005 {
 		x.best, x.stalled = dist, 0
 	} else {

@@ -33,8 +33,11 @@ func (x *Expert) pickPlace(w *world, a []float64, p pred) []float64 {
 			x.travelZ = w.clearHeight(e.pos.x, e.pos.y)
 		}
 		t, ok := x.approach(w, e.pos)
-		if ok && math.Abs(g.w-wOpen) < 0.003 && math.Abs(g.yaw-x.yaw) < 0.03 {
+		if ok && math.Abs(g.w-wOpen) < 0.003 && math.Abs(g.yaw-x.yaw) < 0.03 || x.above(w, e.pos) {
 			x.next(phDescend)
+			if x.Follow { // label the descent from here, not one more approach step
+				return x.pickPlace(w, a, p)
+			}
 		}
 		return x.finish(w, a, t, openCmd(wOpen))
 	case phDescend:
@@ -46,7 +49,7 @@ func (x *Expert) pickPlace(w *world, a []float64, p pred) []float64 {
 		}
 		return x.finish(w, a, t, openCmd(wOpen))
 	case phGrip:
-		if x.count > 6 {
+		if x.count > 6 && !x.Follow {
 			x.retry()
 		}
 		return x.finish(w, a, x.hold(w), 1)
@@ -60,7 +63,7 @@ func (x *Expert) pickPlace(w *world, a []float64, p pred) []float64 {
 			x.travelZ = math.Max(g.tip.z, w.clearHeight(x.dest.x, x.dest.y))
 		}
 		t := vec3{g.tip.x, g.tip.y, x.travelZ}
-		if reached(w, t) || x.stalled > 4 {
+		if reached(w, t) || x.stalled > 4 || x.Follow && t.z-g.tip.z < followReach {
 			x.travelZ = g.tip.z
 			x.next(phCarry)
 		}
@@ -71,7 +74,7 @@ func (x *Expert) pickPlace(w *world, a []float64, p pred) []float64 {
 			return x.finish(w, a, x.hold(w), openCmd(wOpen))
 		}
 		t := vec3{x.dest.x, x.dest.y, x.travelZ}
-		if reached(w, t) {
+		if reached(w, t) || x.above(w, t) {
 			x.next(phLower)
 		} else if x.stalled > 6 {
 			x.next(phLift) // blocked: lift again and recompute the route

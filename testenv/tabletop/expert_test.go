@@ -179,3 +179,65 @@ func TestExpertKeepYaw(t *testing.T) {
 		t.Errorf("KeepYaw: %d retries, %d steps at a yaw other than its first %.3f; want retries at one yaw", retries, flips, first)
 	}
 }
+
+// TestExpertFollow checks the labeller mode against the two failures it is
+// for. A learner that starts its descent early (the expert's moves, but
+// straight down once within 2 cm of above the bowl) is labelled "climb back
+// to the travel height" by the plain expert at states within 1 cm of the
+// bowl's axis, never by a Follow expert; a learner that freezes on the
+// descent makes the plain expert start over, never a Follow expert, whose
+// label keeps pointing down. A Follow expert still solves the spatial
+// tasks when it acts itself (noise-free and with the default noise).
+func TestExpertFollow(t *testing.T) {
+	play := func(follow, freeze bool) (climbs, restarts int, down bool) {
+		e, err := New(Config{Suite: SuiteSpatial, Tasks: []int{2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.ResetTo(2, 0)
+		actor, label := NewExpert(1), NewExpert(2)
+		actor.Noise, label.Noise, label.Follow = 0, 0, follow
+		bowl := e.suite.tasks[2].goal[0].a
+		frozen := make([]float64, ActionDim)
+		for range 60 {
+			l := label.Act(e)
+			a := actor.Act(e)
+			g, b := &e.w.grip, e.w.ents[bowl].pos
+			off := math.Hypot(b.x-g.tip.x, b.y-g.tip.y)
+			switch {
+			case freeze && actor.phase == phDescend:
+				a = frozen
+				down = l[2] < 0
+			case !freeze && actor.phase == phApproach && off < 0.02:
+				a[2] = -0.5
+			}
+			if !freeze && g.held < 0 && off < followReach && g.tip.z < b.z+0.08 && l[2] > 0.1 {
+				climbs++
+			}
+			e.Step(a)
+		}
+		return climbs, label.Restarts(), down
+	}
+	if climbs, _, _ := play(false, false); climbs == 0 {
+		t.Fatal("plain expert: no climb labels beside the bowl; the early descent must make it send the learner back up")
+	}
+	if climbs, _, _ := play(true, false); climbs != 0 {
+		t.Errorf("Follow expert: %d climb labels beside the bowl; want descents", climbs)
+	}
+	if _, restarts, _ := play(false, true); restarts == 0 {
+		t.Fatal("plain expert: no restart on a frozen descent")
+	}
+	if _, restarts, down := play(true, true); restarts != 0 || !down {
+		t.Errorf("Follow expert on a frozen descent: %d restarts, last label down %v; want none, down", restarts, down)
+	}
+	e, _ := New(Config{Suite: SuiteSpatial})
+	for task := range 10 {
+		for _, noise := range []float64{0, 0.05} {
+			x := NewExpert(uint64(7 + task))
+			x.Noise, x.Follow = noise, true
+			if ok, n := PlayExpert(e, x, task, task); !ok {
+				t.Errorf("Follow expert (noise %g), task %d: failed after %d steps", noise, task, n)
+			}
+		}
+	}
+}
