@@ -2,6 +2,7 @@ package bc
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/accerl/accerl/kernels/vla"
@@ -50,6 +51,14 @@ type DAggerStats struct {
 	// episodes ([tabletop.Expert.Restarts]): states the labeller gave up on
 	// (a dropped object, a missed placing).
 	Restarts int `json:"restarts"`
+	// MotionDisagree is the mean absolute difference between the label's
+	// first action and the action the clone took, over the six motion
+	// dimensions and all steps (action units, [-1, 1]); GripperDisagree
+	// the fraction of steps whose gripper commands have opposite signs.
+	// Labels that agree with what a good clone does change little; a
+	// round's harm shows here first.
+	MotionDisagree  float64 `json:"motion_disagree"`
+	GripperDisagree float64 `json:"gripper_disagree"`
 }
 
 // daggerStream separates the rounds' reset streams from Collect's (whose
@@ -63,6 +72,10 @@ type daggerRun struct {
 	env, scratch *tabletop.Env
 	x            *tabletop.Expert
 	d            ImageDemo
+	// motion sums |label - taken| over the motion dimensions; grip counts
+	// steps whose gripper signs differ.
+	motion float64
+	grip   int
 }
 
 // CollectDAgger plays m's clone (m.Execute actions of each decoded chunk,
@@ -121,7 +134,7 @@ func collectDAgger(in DAggerInput, actor Actor, envCfg tabletop.Config, k int) (
 			runs, envs = append(runs, r), append(envs, env)
 		}
 	}
-	won, err := playLockstep(actor, envs, nil, func(i int) error { return runs[i].record(k) })
+	won, err := playLockstep(actor, envs, nil, func(i int, a []float64) error { return runs[i].record(k, a) })
 	if err != nil {
 		return nil, DAggerStats{}, err
 	}
@@ -131,16 +144,23 @@ func collectDAgger(in DAggerInput, actor Actor, envCfg tabletop.Config, k int) (
 		out[i] = r.d
 		st.Steps += len(r.d.Actions)
 		st.Restarts += r.x.Restarts()
+		st.MotionDisagree += r.motion
+		st.GripperDisagree += float64(r.grip)
 		if won[i] {
 			st.Successes++
 		}
+	}
+	if st.Steps > 0 {
+		st.MotionDisagree /= float64(6 * st.Steps)
+		st.GripperDisagree /= float64(st.Steps)
 	}
 	return out, st, nil
 }
 
 // record appends the current step ([ImageDemo.record]) and the expert's
-// chunk of k actions from this state.
-func (r *daggerRun) record(k int) error {
+// chunk of k actions from this state, and compares the chunk's first
+// action with taken, the clone's.
+func (r *daggerRun) record(k int, taken []float64) error {
 	labels := make([][]float64, 0, k)
 	labels = append(labels, r.x.Act(r.env))
 	if k > 1 {
@@ -162,6 +182,12 @@ func (r *daggerRun) record(k int) error {
 			labels = append(labels, a)
 			_, _, term, _ = r.scratch.Step(a)
 		}
+	}
+	for j := range 6 {
+		r.motion += math.Abs(labels[0][j] - taken[j])
+	}
+	if labels[0][6]*taken[6] < 0 {
+		r.grip++
 	}
 	r.d.record(r.env, labels[0])
 	r.d.Labels = append(r.d.Labels, labels)

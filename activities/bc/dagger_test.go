@@ -57,6 +57,9 @@ func TestDAggerLabelsAreTheExpertsPlan(t *testing.T) {
 	if st.Steps != steps {
 		t.Errorf("stats count %d steps, the episodes %d", st.Steps, steps)
 	}
+	if st.MotionDisagree != 0 || st.GripperDisagree != 0 || st.Restarts != 0 {
+		t.Errorf("the expert labelling itself: disagreement %g motion, %g gripper, %d restarts; want none", st.MotionDisagree, st.GripperDisagree, st.Restarts)
+	}
 	// Another round's seed resets other scenes.
 	in.Seed = 4
 	other, _, err := collectDAgger(in, &ExpertActor{Follow: true}, envCfg, k)
@@ -81,6 +84,18 @@ func TestDAggerLabelsAreTheExpertsPlan(t *testing.T) {
 	}
 	if st.Successes != 0 || st.Steps != 4*in.MaxSteps {
 		t.Errorf("capped stats %+v; want 0 successes in %d steps", st, 4*in.MaxSteps)
+	}
+	// A learner that holds still with the gripper closed while the expert
+	// opens it and moves on: the stats count every step against it (the
+	// expert's first moves are saturated approach steps, so well over 0.1
+	// per motion dimension; the gripper disagrees until a grasp, which 12
+	// steps never reach).
+	_, st, err = collectDAgger(in, stillActor{}, envCfg, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.MotionDisagree < 0.1 || st.GripperDisagree != 1 {
+		t.Errorf("a still learner: disagreement %g per motion dimension, gripper %g; want > 0.1 and 1", st.MotionDisagree, st.GripperDisagree)
 	}
 	in.MaxSteps = -1
 	if _, _, err := CollectDAgger(in, nil); err == nil || !strings.Contains(err.Error(), "MaxSteps") {
@@ -141,5 +156,15 @@ func TestDAggerRound(t *testing.T) {
 	}
 	if r := tr.Result(); len(r.EpochLoss) != 3 {
 		t.Errorf("%d epoch losses, want 1 + 2", len(r.EpochLoss))
+	}
+}
+
+// stillActor holds the arm still with the gripper closing (command 1).
+type stillActor struct{}
+
+func (stillActor) Act(_ []*tabletop.Env, _ [][]float64, need []int, out [][]float64) {
+	for _, i := range need {
+		clear(out[i])
+		out[i][6] = 1
 	}
 }

@@ -77,9 +77,9 @@ func EvaluateEnv(actor Actor, envCfg tabletop.Config, tasks []int, inits int) (E
 // playLockstep plays actor in envs, all episodes in lockstep, until each
 // terminates (won) or is truncated, and reports which were won. obs, when
 // non-nil, holds each env's current observation and is kept current;
-// before, when non-nil, runs for each live episode before its step (after
-// the actor has chosen its action) and stops the play on an error.
-func playLockstep(actor Actor, envs []*tabletop.Env, obs [][]float64, before func(i int) error) ([]bool, error) {
+// before, when non-nil, runs for each live episode before its step, with
+// the action the actor chose, and stops the play on an error.
+func playLockstep(actor Actor, envs []*tabletop.Env, obs [][]float64, before func(i int, a []float64) error) ([]bool, error) {
 	done := make([]bool, len(envs))
 	won := make([]bool, len(envs))
 	acts := make([][]float64, len(envs))
@@ -99,7 +99,7 @@ func playLockstep(actor Actor, envs []*tabletop.Env, obs [][]float64, before fun
 		actor.Act(envs, obs, live, acts)
 		for _, i := range live {
 			if before != nil {
-				if err := before(i); err != nil {
+				if err := before(i, acts[i]); err != nil {
 					return nil, err
 				}
 			}

@@ -76,6 +76,8 @@ type daggerRoundResult struct {
 	RolloutSuccesses int       `json:"rollout_successes,omitempty"`
 	Steps            int       `json:"labelled_steps,omitempty"`
 	Restarts         int       `json:"labeller_restarts,omitempty"` // bc.DAggerStats.Restarts
+	MotionDisagree   float64   `json:"motion_disagree,omitempty"`   // bc.DAggerStats.MotionDisagree
+	GripperDisagree  float64   `json:"gripper_disagree,omitempty"`  // bc.DAggerStats.GripperDisagree
 	Samples          int       `json:"samples"`
 	EpochLoss        []float64 `json:"epoch_cross_entropy,omitempty"`
 	LR               float64   `json:"learning_rate,omitempty"`
@@ -217,6 +219,7 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 			}
 		}
 		rr := daggerRoundResult{Round: round, Control: v.daggerControl, Episodes: st.Episodes, RolloutSuccesses: st.Successes, Steps: st.Steps, Restarts: st.Restarts,
+			MotionDisagree: st.MotionDisagree, GripperDisagree: st.GripperDisagree,
 			LR: v.daggerLR, MaxSteps: maxSteps, CollectS: time.Since(t0).Seconds()}
 		if err := tr.Aggregate(labelled, v.daggerEpochs, v.daggerLR); err != nil {
 			return fmt.Errorf("bench bc: dagger round %d: %w", round, err)
@@ -226,8 +229,8 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 			fmt.Fprintf(stdout, "\nDAgger control round %d: no rollouts; training %d epochs over the %d demonstration samples at lr %g\n",
 				round, v.daggerEpochs, rr.Samples, v.daggerLR)
 		} else {
-			fmt.Fprintf(stdout, "\nDAgger round %d: the clone played %d episodes of at most %d steps from random resets (%d succeeded), %d steps labelled by the expert (its plan restarted %d times) in %.0fs; training %d epochs over %d samples at lr %g\n",
-				round, st.Episodes, maxSteps, st.Successes, st.Steps, st.Restarts, rr.CollectS, v.daggerEpochs, rr.Samples, v.daggerLR)
+			fmt.Fprintf(stdout, "\nDAgger round %d: the clone played %d episodes of at most %d steps from random resets (%d succeeded), %d steps labelled by the expert (its plan restarted %d times; its first action differs from the clone's by %.3f per motion dimension, the gripper's sign on %.1f%% of steps) in %.0fs; training %d epochs over %d samples at lr %g\n",
+				round, st.Episodes, maxSteps, st.Successes, st.Steps, st.Restarts, st.MotionDisagree, 100*st.GripperDisagree, rr.CollectS, v.daggerEpochs, rr.Samples, v.daggerLR)
 		}
 		trainStart := tr.Result().TrainS
 		for !tr.Done() {
