@@ -40,6 +40,10 @@ type DAggerInput struct {
 	// failures' long tails (the same stuck state, labelled over and over)
 	// outnumber everything else in the aggregate.
 	MaxSteps int
+	// WonOnly returns only the episodes the clone won (the stats still
+	// count all): the labels on states near the demonstrations without
+	// those on the clone's failures.
+	WonOnly bool
 }
 
 // DAggerStats counts a round's episodes and labelled steps.
@@ -59,6 +63,28 @@ type DAggerStats struct {
 	// round's harm shows here first.
 	MotionDisagree  float64 `json:"motion_disagree"`
 	GripperDisagree float64 `json:"gripper_disagree"`
+	// DimDisagree is MotionDisagree per motion dimension (x, y, z, roll,
+	// pitch, yaw).
+	DimDisagree [6]float64 `json:"dim_disagree"`
+	// WonMotionDisagree is MotionDisagree over the steps of the episodes
+	// the clone won: how far the labels are from a clone that is doing
+	// well.
+	WonMotionDisagree float64 `json:"won_motion_disagree"`
+	// Phases breaks the steps down by the labeller's plan phase when it
+	// labelled them ([tabletop.Expert.Phase]).
+	Phases map[string]PhaseDisagree `json:"phases"`
+}
+
+// PhaseDisagree is DAggerStats' disagreement over one phase's steps.
+type PhaseDisagree struct {
+	Steps int `json:"steps"`
+	// Motion is the mean absolute difference per motion dimension, Gripper
+	// the fraction of steps with opposite gripper signs.
+	Motion  float64 `json:"motion"`
+	Gripper float64 `json:"gripper"`
+	// Bias is the mean of label minus clone per motion dimension (x, y, z,
+	// roll, pitch, yaw): which way the labels pull.
+	Bias [6]float64 `json:"bias"`
 }
 
 // daggerStream separates the rounds' reset streams from Collect's (whose
@@ -74,8 +100,9 @@ type daggerRun struct {
 	d            ImageDemo
 	// motion sums |label - taken| over the motion dimensions; grip counts
 	// steps whose gripper signs differ.
-	motion float64
+	motion [6]float64
 	grip   int
+	phases map[string]PhaseDisagree // sums, divided in collectDAgger
 }
 
 // CollectDAgger plays m's clone (m.Execute actions of each decoded chunk,
@@ -130,7 +157,7 @@ func collectDAgger(in DAggerInput, actor Actor, envCfg tabletop.Config, k int) (
 			env.Reset(rand.New(rand.NewPCG(in.Seed, daggerStream|id)))
 			x := tabletop.NewExpert(in.Seed*1000003 + daggerStream | id)
 			x.Noise, x.KeepYaw, x.Follow = 0, true, true
-			r := &daggerRun{env: env, scratch: scratch, x: x, d: ImageDemo{Task: task, Instr: env.InstructionTokens()}}
+			r := &daggerRun{env: env, scratch: scratch, x: x, phases: map[string]PhaseDisagree{}, d: ImageDemo{Task: task, Instr: env.InstructionTokens()}}
 			runs, envs = append(runs, r), append(envs, env)
 		}
 	}
@@ -138,21 +165,51 @@ func collectDAgger(in DAggerInput, actor Actor, envCfg tabletop.Config, k int) (
 	if err != nil {
 		return nil, DAggerStats{}, err
 	}
-	out := make([]ImageDemo, len(runs))
-	st := DAggerStats{Episodes: len(runs)}
+	out := make([]ImageDemo, 0, len(runs))
+	st := DAggerStats{Episodes: len(runs), Phases: map[string]PhaseDisagree{}}
+	wonSteps := 0
 	for i, r := range runs {
-		out[i] = r.d
+		for name, p := range r.phases {
+			q := st.Phases[name]
+			q.Steps, q.Motion, q.Gripper = q.Steps+p.Steps, q.Motion+p.Motion, q.Gripper+p.Gripper
+			for j, b := range p.Bias {
+				q.Bias[j] += b
+			}
+			st.Phases[name] = q
+		}
+		if won[i] || !in.WonOnly {
+			out = append(out, r.d)
+		}
 		st.Steps += len(r.d.Actions)
 		st.Restarts += r.x.Restarts()
-		st.MotionDisagree += r.motion
+		for j, m := range r.motion {
+			st.DimDisagree[j] += m
+		}
 		st.GripperDisagree += float64(r.grip)
 		if won[i] {
 			st.Successes++
+			wonSteps += len(r.d.Actions)
+			for _, m := range r.motion {
+				st.WonMotionDisagree += m / 6
+			}
 		}
 	}
+	if wonSteps > 0 {
+		st.WonMotionDisagree /= float64(wonSteps)
+	}
 	if st.Steps > 0 {
-		st.MotionDisagree /= float64(6 * st.Steps)
+		for j := range st.DimDisagree {
+			st.DimDisagree[j] /= float64(st.Steps)
+			st.MotionDisagree += st.DimDisagree[j] / 6
+		}
 		st.GripperDisagree /= float64(st.Steps)
+	}
+	for name, p := range st.Phases {
+		p.Motion, p.Gripper = p.Motion/float64(p.Steps), p.Gripper/float64(p.Steps)
+		for j := range p.Bias {
+			p.Bias[j] /= float64(p.Steps)
+		}
+		st.Phases[name] = p
 	}
 	return out, st, nil
 }
@@ -183,12 +240,19 @@ func (r *daggerRun) record(k int, taken []float64) error {
 			_, _, term, _ = r.scratch.Step(a)
 		}
 	}
+	ph := r.phases[r.x.Phase()]
+	ph.Steps++
 	for j := range 6 {
-		r.motion += math.Abs(labels[0][j] - taken[j])
+		d := math.Abs(labels[0][j] - taken[j])
+		r.motion[j] += d
+		ph.Motion += d / 6
+		ph.Bias[j] += labels[0][j] - taken[j]
 	}
 	if labels[0][6]*taken[6] < 0 {
 		r.grip++
+		ph.Gripper++
 	}
+	r.phases[r.x.Phase()] = ph
 	r.d.record(r.env, labels[0])
 	r.d.Labels = append(r.d.Labels, labels)
 	return nil

@@ -85,6 +85,16 @@ func TestDAggerLabelsAreTheExpertsPlan(t *testing.T) {
 	if st.Successes != 0 || st.Steps != 4*in.MaxSteps {
 		t.Errorf("capped stats %+v; want 0 successes in %d steps", st, 4*in.MaxSteps)
 	}
+	// WonOnly keeps none of them (and every won one, the first run's).
+	in.WonOnly = true
+	if kept, st, err := collectDAgger(in, &ExpertActor{Follow: true}, envCfg, k); err != nil || len(kept) != 0 || st.Episodes != 4 {
+		t.Errorf("WonOnly, none won: kept %d of %d episodes (%v); want 0", len(kept), st.Episodes, err)
+	}
+	in.MaxSteps = 0
+	if kept, _, err := collectDAgger(in, &ExpertActor{Follow: true}, envCfg, k); err != nil || len(kept) != 4 {
+		t.Errorf("WonOnly, all won: kept %d of 4 episodes (%v)", len(kept), err)
+	}
+	in.WonOnly, in.MaxSteps = false, 12
 	// A learner that holds still with the gripper closed while the expert
 	// opens it and moves on: the stats count every step against it (the
 	// expert's first moves are saturated approach steps, so well over 0.1

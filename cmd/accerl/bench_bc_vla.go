@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/accerl/accerl/activities"
@@ -72,20 +74,23 @@ type daggerRoundResult struct {
 	// Control marks a --dagger-control round: retrained on the demonstrations alone.
 	Control bool `json:"control,omitempty"`
 	// Episodes, RolloutSuccesses and Steps are the round's rollouts (0 for round 0).
-	Episodes         int       `json:"episodes,omitempty"`
-	RolloutSuccesses int       `json:"rollout_successes,omitempty"`
-	Steps            int       `json:"labelled_steps,omitempty"`
-	Restarts         int       `json:"labeller_restarts,omitempty"` // bc.DAggerStats.Restarts
-	MotionDisagree   float64   `json:"motion_disagree,omitempty"`   // bc.DAggerStats.MotionDisagree
-	GripperDisagree  float64   `json:"gripper_disagree,omitempty"`  // bc.DAggerStats.GripperDisagree
-	Samples          int       `json:"samples"`
-	EpochLoss        []float64 `json:"epoch_cross_entropy,omitempty"`
-	LR               float64   `json:"learning_rate,omitempty"`
-	MaxSteps         int       `json:"max_steps,omitempty"` // each episode's cap
-	SuccessRate      float64   `json:"success_rate"`
-	CollectS         float64   `json:"collect_s,omitempty"`
-	TrainS           float64   `json:"train_s,omitempty"`
-	EvalS            float64   `json:"eval_s"`
+	Episodes         int                         `json:"episodes,omitempty"`
+	RolloutSuccesses int                         `json:"rollout_successes,omitempty"`
+	Steps            int                         `json:"labelled_steps,omitempty"`
+	Restarts         int                         `json:"labeller_restarts,omitempty"`   // bc.DAggerStats.Restarts
+	MotionDisagree   float64                     `json:"motion_disagree,omitempty"`     // bc.DAggerStats.MotionDisagree
+	GripperDisagree  float64                     `json:"gripper_disagree,omitempty"`    // bc.DAggerStats.GripperDisagree
+	DimDisagree      []float64                   `json:"dim_disagree,omitempty"`        // bc.DAggerStats.DimDisagree
+	WonDisagree      float64                     `json:"won_motion_disagree,omitempty"` // bc.DAggerStats.WonMotionDisagree
+	Phases           map[string]bc.PhaseDisagree `json:"labeller_phases,omitempty"`
+	Samples          int                         `json:"samples"`
+	EpochLoss        []float64                   `json:"epoch_cross_entropy,omitempty"`
+	LR               float64                     `json:"learning_rate,omitempty"`
+	MaxSteps         int                         `json:"max_steps,omitempty"` // each episode's cap
+	SuccessRate      float64                     `json:"success_rate"`
+	CollectS         float64                     `json:"collect_s,omitempty"`
+	TrainS           float64                     `json:"train_s,omitempty"`
+	EvalS            float64                     `json:"eval_s"`
 }
 
 // vlaBenchFlags are the flags of `bench bc` that only the vla policy reads.
@@ -109,6 +114,8 @@ type vlaBenchFlags struct {
 	// daggerControl makes each round retrain on the demonstrations alone (no
 	// rollouts): the control for the labels' effect.
 	daggerControl bool
+	// daggerWonOnly keeps only the rounds' won episodes (bc.DAggerInput.WonOnly).
+	daggerWonOnly bool
 }
 
 // benchBCVLA is `bench bc --policy vla`: demonstrations with images, the micro-VLA cloned
@@ -214,12 +221,12 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 		var st bc.DAggerStats
 		if !v.daggerControl {
 			if labelled, st, err = bc.CollectDAgger(bc.DAggerInput{Suite: f.suite, Tasks: f.tasks, PerTask: v.daggerEpisodes,
-				Seed: f.seed<<8 + uint64(round), Decode: v.decode, MaxSteps: maxSteps}, model); err != nil {
+				Seed: f.seed<<8 + uint64(round), Decode: v.decode, MaxSteps: maxSteps, WonOnly: v.daggerWonOnly}, model); err != nil {
 				return fmt.Errorf("bench bc: dagger round %d: %w", round, err)
 			}
 		}
 		rr := daggerRoundResult{Round: round, Control: v.daggerControl, Episodes: st.Episodes, RolloutSuccesses: st.Successes, Steps: st.Steps, Restarts: st.Restarts,
-			MotionDisagree: st.MotionDisagree, GripperDisagree: st.GripperDisagree,
+			MotionDisagree: st.MotionDisagree, GripperDisagree: st.GripperDisagree, DimDisagree: st.DimDisagree[:], Phases: st.Phases, WonDisagree: st.WonMotionDisagree,
 			LR: v.daggerLR, MaxSteps: maxSteps, CollectS: time.Since(t0).Seconds()}
 		if err := tr.Aggregate(labelled, v.daggerEpochs, v.daggerLR); err != nil {
 			return fmt.Errorf("bench bc: dagger round %d: %w", round, err)
@@ -229,8 +236,10 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 			fmt.Fprintf(stdout, "\nDAgger control round %d: no rollouts; training %d epochs over the %d demonstration samples at lr %g\n",
 				round, v.daggerEpochs, rr.Samples, v.daggerLR)
 		} else {
-			fmt.Fprintf(stdout, "\nDAgger round %d: the clone played %d episodes of at most %d steps from random resets (%d succeeded), %d steps labelled by the expert (its plan restarted %d times; its first action differs from the clone's by %.3f per motion dimension, the gripper's sign on %.1f%% of steps) in %.0fs; training %d epochs over %d samples at lr %g\n",
-				round, st.Episodes, maxSteps, st.Successes, st.Steps, st.Restarts, st.MotionDisagree, 100*st.GripperDisagree, rr.CollectS, v.daggerEpochs, rr.Samples, v.daggerLR)
+			fmt.Fprintf(stdout, "\nDAgger round %d: the clone played %d episodes of at most %d steps from random resets (%d succeeded), %d steps labelled by the expert (its plan restarted %d times; its first action differs from the clone's by %.3f per motion dimension (x y z roll pitch yaw: %.3f), the gripper's sign on %.1f%% of steps) in %.0fs; training %d epochs over %d samples at lr %g\n",
+				round, st.Episodes, maxSteps, st.Successes, st.Steps, st.Restarts, st.MotionDisagree, st.DimDisagree, 100*st.GripperDisagree, rr.CollectS, v.daggerEpochs, rr.Samples, v.daggerLR)
+			fmt.Fprintf(stdout, "  in the %d episodes the clone won, the labels differ from its actions by %.3f per motion dimension\n", st.Successes, st.WonMotionDisagree)
+			printPhases(stdout, st.Phases)
 		}
 		trainStart := tr.Result().TrainS
 		for !tr.Done() {
@@ -362,4 +371,15 @@ func loadBCVLAModel(v vlaBenchFlags, cfg bc.VLAConfig, demos []bc.ImageDemo) (*b
 	}
 	model.Execute = cfg.Execute
 	return model, tr, nil
+}
+
+// printPhases writes a DAgger round's disagreement per labeller phase, the
+// most labelled phase first.
+func printPhases(w io.Writer, phases map[string]bc.PhaseDisagree) {
+	names := slices.Collect(maps.Keys(phases))
+	slices.SortFunc(names, func(a, b string) int { return phases[b].Steps - phases[a].Steps })
+	for _, n := range names {
+		p := phases[n]
+		fmt.Fprintf(w, "  labeller phase %-8s %6d steps: label vs clone %.3f per motion dimension (label − clone, x y z roll pitch yaw: %+.2f), gripper sign %.1f%%\n", n, p.Steps, p.Motion, p.Bias, 100*p.Gripper)
+	}
 }

@@ -93,6 +93,19 @@ const (
 	phEngage // drawers: move in behind the handle
 )
 
+// phaseNames names the phases for Phase.
+var phaseNames = [...]string{"approach", "descend", "grip", "lift", "carry", "lower", "release", "retreat", "engage"}
+
+// Phase names the plan's current phase ("approach", "descend", "grip",
+// "lift", "carry", "lower", "release", "retreat", "engage"; "done" once the
+// goal holds): where a labeller's labels came from.
+func (x *Expert) Phase() string {
+	if x.sub < 0 {
+		return "done"
+	}
+	return phaseNames[x.phase]
+}
+
 // Tolerances of the waypoint controller (m).
 const (
 	tolXY = 0.003
