@@ -44,6 +44,12 @@ type DAggerInput struct {
 	// count all): the labels on states near the demonstrations without
 	// those on the clone's failures.
 	WonOnly bool
+	// ExpertNoise, when positive, has the scripted expert play the episodes
+	// instead of the clone, with that execution noise (the demonstrations'
+	// DART σ makes them demonstration-like): the control that tells the
+	// labels' form (one plan chunk from each state) apart from the clone's
+	// states.
+	ExpertNoise float64
 }
 
 // DAggerStats counts a round's episodes and labelled steps.
@@ -127,6 +133,9 @@ func CollectDAgger(in DAggerInput, m *VLAModel) ([]ImageDemo, DAggerStats, error
 	}
 	if in.MaxSteps < 0 {
 		return nil, DAggerStats{}, fmt.Errorf("bc dagger: MaxSteps %d: want 0 (the suite's time limit) or more", in.MaxSteps)
+	}
+	if in.ExpertNoise > 0 {
+		return collectDAgger(in, &ExpertActor{Noise: in.ExpertNoise}, m.EnvConfig(in.Suite), m.Chunk)
 	}
 	actor, err := m.ActorDecode(in.Decode)
 	if err != nil {

@@ -147,6 +147,14 @@ func TestDAggerRound(t *testing.T) {
 	if _, _, err := CollectDAgger(DAggerInput{Suite: tabletop.SuiteSpatial, Tasks: []int{1}, PerTask: 1, Seed: 9, Decode: vla.DecodeSample}, tr.Model()); err == nil {
 		t.Error("a sampling clone was accepted; DAgger's rollouts must be reproducible")
 	}
+	// ExpertNoise: the noisy expert plays instead of the barely trained
+	// clone, so every episode is won, and the labels differ from what it
+	// did by about its noise (σ 0.1 → E|N| = 0.08 on the unclamped motion
+	// dimensions; the Follow labeller's earlier descents add some in z).
+	_, xst, err := CollectDAgger(DAggerInput{Suite: tabletop.SuiteSpatial, Tasks: []int{1}, PerTask: 2, Seed: 9, ExpertNoise: 0.1}, tr.Model())
+	if err != nil || xst.Successes != 2 || xst.MotionDisagree < 0.04 || xst.MotionDisagree > 0.2 {
+		t.Errorf("the noisy expert's round: %+v (%v); want both won, disagreement about 0.1", xst, err)
+	}
 	if err := tr.Aggregate(round, 2, 1e-3); err != nil {
 		t.Fatal(err)
 	}

@@ -114,12 +114,15 @@ func playLockstep(actor Actor, envs []*tabletop.Env, obs [][]float64, before fun
 	}
 }
 
-// ExpertActor plays one noise-free tabletop.Expert per environment: the
-// check that the evaluation loop itself is sound.
+// ExpertActor plays one tabletop.Expert per environment, noise-free unless
+// Noise is set: the check that the evaluation loop itself is sound.
 type ExpertActor struct {
 	// Follow plays [tabletop.Expert.Follow] experts: how a DAgger labeller
 	// acts, so a test can let it label its own episodes.
-	Follow  bool
+	Follow bool
+	// Noise is the experts' execution noise (tabletop.Expert.Noise); 0
+	// plays them noise-free.
+	Noise   float64
 	experts map[*tabletop.Env]*tabletop.Expert
 }
 
@@ -132,7 +135,7 @@ func (x *ExpertActor) Act(envs []*tabletop.Env, obs [][]float64, need []int, out
 		ex := x.experts[envs[i]]
 		if ex == nil {
 			ex = tabletop.NewExpert(uint64(i))
-			ex.Noise, ex.Follow = 0, x.Follow
+			ex.Noise, ex.Follow = x.Noise, x.Follow
 			x.experts[envs[i]] = ex
 		}
 		copy(out[i], ex.Act(envs[i]))

@@ -116,6 +116,9 @@ type vlaBenchFlags struct {
 	daggerControl bool
 	// daggerWonOnly keeps only the rounds' won episodes (bc.DAggerInput.WonOnly).
 	daggerWonOnly bool
+	// daggerExpert has the noisy expert play the rounds (bc.DAggerInput.ExpertNoise at the
+	// demonstrations' noise).
+	daggerExpert bool
 }
 
 // benchBCVLA is `bench bc --policy vla`: demonstrations with images, the micro-VLA cloned
@@ -212,6 +215,10 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 	if maxSteps == 0 && len(demos) > 0 {
 		maxSteps = 2 * tres.Samples / len(demos)
 	}
+	expertNoise := 0.0
+	if v.daggerExpert {
+		expertNoise = f.noise
+	}
 	for round := 1; round <= v.daggerRounds; round++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -221,7 +228,7 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 		var st bc.DAggerStats
 		if !v.daggerControl {
 			if labelled, st, err = bc.CollectDAgger(bc.DAggerInput{Suite: f.suite, Tasks: f.tasks, PerTask: v.daggerEpisodes,
-				Seed: f.seed<<8 + uint64(round), Decode: v.decode, MaxSteps: maxSteps, WonOnly: v.daggerWonOnly}, model); err != nil {
+				Seed: f.seed<<8 + uint64(round), Decode: v.decode, MaxSteps: maxSteps, WonOnly: v.daggerWonOnly, ExpertNoise: expertNoise}, model); err != nil {
 				return fmt.Errorf("bench bc: dagger round %d: %w", round, err)
 			}
 		}
@@ -236,9 +243,13 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 			fmt.Fprintf(stdout, "\nDAgger control round %d: no rollouts; training %d epochs over the %d demonstration samples at lr %g\n",
 				round, v.daggerEpochs, rr.Samples, v.daggerLR)
 		} else {
-			fmt.Fprintf(stdout, "\nDAgger round %d: the clone played %d episodes of at most %d steps from random resets (%d succeeded), %d steps labelled by the expert (its plan restarted %d times; its first action differs from the clone's by %.3f per motion dimension (x y z roll pitch yaw: %.3f), the gripper's sign on %.1f%% of steps) in %.0fs; training %d epochs over %d samples at lr %g\n",
-				round, st.Episodes, maxSteps, st.Successes, st.Steps, st.Restarts, st.MotionDisagree, st.DimDisagree, 100*st.GripperDisagree, rr.CollectS, v.daggerEpochs, rr.Samples, v.daggerLR)
-			fmt.Fprintf(stdout, "  in the %d episodes the clone won, the labels differ from its actions by %.3f per motion dimension\n", st.Successes, st.WonMotionDisagree)
+			who := "the clone"
+			if v.daggerExpert {
+				who = fmt.Sprintf("the expert (noise %g, the control)", expertNoise)
+			}
+			fmt.Fprintf(stdout, "\nDAgger round %d: %s played %d episodes of at most %d steps from random resets (%d succeeded), %d steps labelled by the expert (its plan restarted %d times; its first action differs from the player's by %.3f per motion dimension (x y z roll pitch yaw: %.3f), the gripper's sign on %.1f%% of steps) in %.0fs; training %d epochs over %d samples at lr %g\n",
+				round, who, st.Episodes, maxSteps, st.Successes, st.Steps, st.Restarts, st.MotionDisagree, st.DimDisagree, 100*st.GripperDisagree, rr.CollectS, v.daggerEpochs, rr.Samples, v.daggerLR)
+			fmt.Fprintf(stdout, "  in the %d episodes won, the labels differ from the actions taken by %.3f per motion dimension\n", st.Successes, st.WonMotionDisagree)
 			printPhases(stdout, st.Phases)
 		}
 		trainStart := tr.Result().TrainS
@@ -380,6 +391,6 @@ func printPhases(w io.Writer, phases map[string]bc.PhaseDisagree) {
 	slices.SortFunc(names, func(a, b string) int { return phases[b].Steps - phases[a].Steps })
 	for _, n := range names {
 		p := phases[n]
-		fmt.Fprintf(w, "  labeller phase %-8s %6d steps: label vs clone %.3f per motion dimension (label − clone, x y z roll pitch yaw: %+.2f), gripper sign %.1f%%\n", n, p.Steps, p.Motion, p.Bias, 100*p.Gripper)
+		fmt.Fprintf(w, "  labeller phase %-8s %6d steps: label vs action taken %.3f per motion dimension (label − taken, x y z roll pitch yaw: %+.2f), gripper sign %.1f%%\n", n, p.Steps, p.Motion, p.Bias, 100*p.Gripper)
 	}
 }
