@@ -74,8 +74,14 @@ func (x *Expert) pickPlace(w *world, a []float64, p pred) []float64 {
 			return x.finish(w, a, x.hold(w), openCmd(wOpen))
 		}
 		t := vec3{x.dest.x, x.dest.y, x.travelZ}
-		if reached(w, t) || x.above(w, t) {
+		if over := x.overTarget(w, p); reached(w, t) || x.above(w, t) || over {
+			if over { // set it down here, not at the plan's place point
+				x.dest.x, x.dest.y = g.tip.x, g.tip.y
+			}
 			x.next(phLower)
+			if x.Follow { // label the lowering from here
+				return x.pickPlace(w, a, p)
+			}
 		} else if x.stalled > 6 {
 			x.next(phLift) // blocked: lift again and recompute the route
 		}
@@ -88,6 +94,9 @@ func (x *Expert) pickPlace(w *world, a []float64, p pred) []float64 {
 		// same), and a cloned policy that creeps toward the waypoint
 		// hovers there holding on; contact is a state that pushing down
 		// always reaches and that the object's height shows.
+		if x.overTarget(w, p) {
+			x.dest.x, x.dest.y = g.tip.x, g.tip.y
+		}
 		t := vec3{x.dest.x, x.dest.y, x.dest.z - 0.01 - g.heldOff.z}
 		if w.ents[obj].pos.z <= x.dest.z+0.001 || x.stalled > 3 {
 			x.next(phRelease)
@@ -105,6 +114,27 @@ func (x *Expert) pickPlace(w *world, a []float64, p pred) []float64 {
 			x.retry() // the goal would hold by now if the placing worked
 		}
 		return x.finish(w, a, x.target, openCmd(wOpen))
+	}
+}
+
+// overTarget reports whether a Follow expert takes the held object as over
+// a spot where setting it down satisfies p (an On goal): the horizontal part
+// of On's test with half its tolerance. A learner's own spot on the plate is
+// then as good as the plan's place point, and its labels say "lower here"
+// rather than "move on to the place point" from states that look alike.
+func (x *Expert) overTarget(w *world, p pred) bool {
+	if !x.Follow || p.kind != predOn || w.grip.held != p.a {
+		return false
+	}
+	ea, eb := &w.ents[p.a], &w.ents[p.b]
+	dx, dy := ea.pos.x-eb.pos.x, ea.pos.y-eb.pos.y
+	switch ib := eb.info(); {
+	case !eb.kind.large():
+		return math.Hypot(dx, dy) < onRadius/2
+	case ib.shape == shapeCylinder:
+		return math.Hypot(dx, dy) < ib.hx/2
+	default:
+		return math.Abs(dx) < ib.hx/2 && math.Abs(dy) < ib.hy/2
 	}
 }
 

@@ -241,3 +241,49 @@ func TestExpertFollow(t *testing.T) {
 		}
 	}
 }
+
+// TestExpertOverTarget: a Follow expert takes a held bowl a centimetre
+// beside the plate's centre as over its target (so it labels "lower here"),
+// not one 10 cm away, nor one that is not held; the plain expert never does
+// (it goes to its place point).
+func TestExpertOverTarget(t *testing.T) {
+	e, err := New(Config{Suite: SuiteSpatial, Tasks: []int{2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ResetTo(2, 0)
+	x := NewExpert(1)
+	x.Noise = 0
+	for i := 0; x.phase != phLower; i++ {
+		if i > 300 {
+			t.Fatal("the expert never reached its lowering phase")
+		}
+		e.Step(x.Act(e))
+	}
+	p := e.suite.tasks[2].goal[0]
+	if p.kind != predOn || e.w.grip.held != p.a {
+		t.Fatalf("goal %+v, held %d: want On with the bowl held", p, e.w.grip.held)
+	}
+	f := NewExpert(2)
+	f.Follow = true
+	bowl, plate := &e.w.ents[p.a], e.w.ents[p.b].pos
+	for _, c := range []struct {
+		dx     float64
+		follow bool
+		want   bool
+	}{{0.01, true, true}, {0.10, true, false}, {0.01, false, false}} {
+		bowl.pos.x, bowl.pos.y = plate.x+c.dx, plate.y
+		who := x
+		if c.follow {
+			who = f
+		}
+		if got := who.overTarget(&e.w, p); got != c.want {
+			t.Errorf("bowl %.2f m from the plate's centre, Follow %v: over target %v, want %v", c.dx, c.follow, got, c.want)
+		}
+	}
+	e.w.grip.held = -1
+	bowl.pos.x = plate.x
+	if f.overTarget(&e.w, p) {
+		t.Error("a bowl not held is over target")
+	}
+}
