@@ -104,11 +104,54 @@ type daggerRun struct {
 	env, scratch *tabletop.Env
 	x            *tabletop.Expert
 	d            ImageDemo
-	// motion sums |label - taken| over the motion dimensions; grip counts
-	// steps whose gripper signs differ.
-	motion [6]float64
-	grip   int
-	phases map[string]PhaseDisagree // sums, divided in collectDAgger
+	// all sums the labels' disagreement with the clone over the episode,
+	// phases over each labeller phase's steps.
+	all    disagreement
+	phases map[string]*disagreement
+}
+
+// disagreement sums how far labels are from the actions taken, over steps.
+type disagreement struct {
+	steps     int
+	abs, bias [6]float64 // |label − taken| and label − taken per motion dimension
+	grip      int        // steps with opposite gripper signs
+}
+
+// add counts one step.
+func (d *disagreement) add(label, taken []float64) {
+	d.steps++
+	for j := range d.abs {
+		d.abs[j] += math.Abs(label[j] - taken[j])
+		d.bias[j] += label[j] - taken[j]
+	}
+	if label[6]*taken[6] < 0 {
+		d.grip++
+	}
+}
+
+// merge adds o's steps to d.
+func (d *disagreement) merge(o *disagreement) {
+	d.steps += o.steps
+	for j := range d.abs {
+		d.abs[j] += o.abs[j]
+		d.bias[j] += o.bias[j]
+	}
+	d.grip += o.grip
+}
+
+// mean returns the per-step means (zero for no steps).
+func (d *disagreement) mean() PhaseDisagree {
+	p := PhaseDisagree{Steps: d.steps}
+	if d.steps == 0 {
+		return p
+	}
+	n := float64(d.steps)
+	for j := range d.abs {
+		p.Motion += d.abs[j] / (6 * n)
+		p.Bias[j] = d.bias[j] / n
+	}
+	p.Gripper = float64(d.grip) / n
+	return p
 }
 
 // CollectDAgger plays m's clone (m.Execute actions of each decoded chunk,
@@ -166,7 +209,7 @@ func collectDAgger(in DAggerInput, actor Actor, envCfg tabletop.Config, k int) (
 			env.Reset(rand.New(rand.NewPCG(in.Seed, daggerStream|id)))
 			x := tabletop.NewExpert(in.Seed*1000003 + daggerStream | id)
 			x.Noise, x.KeepYaw, x.Follow = 0, true, true
-			r := &daggerRun{env: env, scratch: scratch, x: x, phases: map[string]PhaseDisagree{}, d: ImageDemo{Task: task, Instr: env.InstructionTokens()}}
+			r := &daggerRun{env: env, scratch: scratch, x: x, phases: map[string]*disagreement{}, d: ImageDemo{Task: task, Instr: env.InstructionTokens()}}
 			runs, envs = append(runs, r), append(envs, env)
 		}
 	}
@@ -176,49 +219,35 @@ func collectDAgger(in DAggerInput, actor Actor, envCfg tabletop.Config, k int) (
 	}
 	out := make([]ImageDemo, 0, len(runs))
 	st := DAggerStats{Episodes: len(runs), Phases: map[string]PhaseDisagree{}}
-	wonSteps := 0
+	var all, wonAll disagreement
+	phases := map[string]*disagreement{}
 	for i, r := range runs {
 		for name, p := range r.phases {
-			q := st.Phases[name]
-			q.Steps, q.Motion, q.Gripper = q.Steps+p.Steps, q.Motion+p.Motion, q.Gripper+p.Gripper
-			for j, b := range p.Bias {
-				q.Bias[j] += b
+			if phases[name] == nil {
+				phases[name] = &disagreement{}
 			}
-			st.Phases[name] = q
+			phases[name].merge(p)
 		}
 		if won[i] || !in.WonOnly {
 			out = append(out, r.d)
 		}
 		st.Steps += len(r.d.Actions)
 		st.Restarts += r.x.Restarts()
-		for j, m := range r.motion {
-			st.DimDisagree[j] += m
-		}
-		st.GripperDisagree += float64(r.grip)
+		all.merge(&r.all)
 		if won[i] {
 			st.Successes++
-			wonSteps += len(r.d.Actions)
-			for _, m := range r.motion {
-				st.WonMotionDisagree += m / 6
-			}
+			wonAll.merge(&r.all)
 		}
 	}
-	if wonSteps > 0 {
-		st.WonMotionDisagree /= float64(wonSteps)
-	}
-	if st.Steps > 0 {
-		for j := range st.DimDisagree {
-			st.DimDisagree[j] /= float64(st.Steps)
-			st.MotionDisagree += st.DimDisagree[j] / 6
+	m := all.mean()
+	st.MotionDisagree, st.GripperDisagree, st.WonMotionDisagree = m.Motion, m.Gripper, wonAll.mean().Motion
+	if all.steps > 0 {
+		for j, a := range all.abs {
+			st.DimDisagree[j] = a / float64(all.steps)
 		}
-		st.GripperDisagree /= float64(st.Steps)
 	}
-	for name, p := range st.Phases {
-		p.Motion, p.Gripper = p.Motion/float64(p.Steps), p.Gripper/float64(p.Steps)
-		for j := range p.Bias {
-			p.Bias[j] /= float64(p.Steps)
-		}
-		st.Phases[name] = p
+	for name, p := range phases {
+		st.Phases[name] = p.mean()
 	}
 	return out, st, nil
 }
@@ -250,18 +279,12 @@ func (r *daggerRun) record(k int, taken []float64) error {
 		}
 	}
 	ph := r.phases[r.x.Phase()]
-	ph.Steps++
-	for j := range 6 {
-		d := math.Abs(labels[0][j] - taken[j])
-		r.motion[j] += d
-		ph.Motion += d / 6
-		ph.Bias[j] += labels[0][j] - taken[j]
+	if ph == nil {
+		ph = &disagreement{}
+		r.phases[r.x.Phase()] = ph
 	}
-	if labels[0][6]*taken[6] < 0 {
-		r.grip++
-		ph.Gripper++
-	}
-	r.phases[r.x.Phase()] = ph
+	ph.add(labels[0], taken)
+	r.all.add(labels[0], taken)
 	r.d.record(r.env, labels[0])
 	r.d.Labels = append(r.d.Labels, labels)
 	return nil

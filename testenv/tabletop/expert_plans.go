@@ -123,19 +123,7 @@ func (x *Expert) pickPlace(w *world, a []float64, p pred) []float64 {
 // then as good as the plan's place point, and its labels say "lower here"
 // rather than "move on to the place point" from states that look alike.
 func (x *Expert) overTarget(w *world, p pred) bool {
-	if !x.Follow || p.kind != predOn || w.grip.held != p.a {
-		return false
-	}
-	ea, eb := &w.ents[p.a], &w.ents[p.b]
-	dx, dy := ea.pos.x-eb.pos.x, ea.pos.y-eb.pos.y
-	switch ib := eb.info(); {
-	case !eb.kind.large():
-		return math.Hypot(dx, dy) < onRadius/2
-	case ib.shape == shapeCylinder:
-		return math.Hypot(dx, dy) < ib.hx/2
-	default:
-		return math.Abs(dx) < ib.hx/2 && math.Abs(dy) < ib.hy/2
-	}
+	return x.Follow && p.kind == predOn && w.grip.held == p.a && w.centredOn(p.a, p.b, 0.5)
 }
 
 // placePoint is where the expert sets entity obj down for p: the first

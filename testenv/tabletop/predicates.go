@@ -81,15 +81,23 @@ func (w *world) on(a, b int) bool {
 	if !w.resting(a) || math.Abs(ea.pos.z-eb.top()) > onContact {
 		return false
 	}
+	return w.centredOn(a, b, 1)
+}
+
+// centredOn is On(a, b)'s horizontal test with its tolerance scaled by
+// frac: a's centre within frac·onRadius of b's (b small), within frac of
+// b's radius (a large cylinder) or half-extents (a large box).
+func (w *world) centredOn(a, b int, frac float64) bool {
+	ea, eb := &w.ents[a], &w.ents[b]
 	dx, dy := ea.pos.x-eb.pos.x, ea.pos.y-eb.pos.y
 	if !eb.kind.large() {
-		return math.Hypot(dx, dy) < onRadius
+		return math.Hypot(dx, dy) < frac*onRadius
 	}
 	ib := eb.info()
 	if ib.shape == shapeCylinder {
-		return math.Hypot(dx, dy) < ib.hx
+		return math.Hypot(dx, dy) < frac*ib.hx
 	}
-	return math.Abs(dx) < ib.hx && math.Abs(dy) < ib.hy
+	return math.Abs(dx) < frac*ib.hx && math.Abs(dy) < frac*ib.hy
 }
 
 // in tests In(a, r): a's centre inside the region's box, a placed.
