@@ -295,6 +295,37 @@ func LoadClonedParams(path string) ([]float64, error) {
 		BCPolicyDir(path), path, bcPolicyFile)
 }
 
+// LoadClonedModel is LoadClonedParams as a policy to act with. A `bench bc --save-model`
+// file is read whole (its own network, standardisation and chunking); a run's, a cache
+// entry's or a checkpoint's parameters are set on the network cfg describes, which must be
+// the one that was cloned (a parameter count that differs is an error naming both).
+func LoadClonedModel(path string, cfg bc.VLAConfig) (*bc.VLAModel, error) {
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("load cloned policy: %w", err)
+		}
+		m := new(bc.VLAModel)
+		if err := m.UnmarshalBinary(b); err != nil {
+			return nil, fmt.Errorf("load cloned policy: %s is not a `bench bc --save-model` file: %w", path, err)
+		}
+		return m, nil
+	}
+	params, err := LoadClonedParams(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := bc.NewVLAModel(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("load cloned policy: %w", err)
+	}
+	if err := m.SetFoldedParams(params); err != nil {
+		return nil, fmt.Errorf("load cloned policy %s: not the network of dim %d, %d layers, %d heads, patch %d at %d×%d: %w",
+			path, cfg.Dim, cfg.Layers, cfg.Heads, cfg.Patch, cfg.ImageSize, cfg.ImageSize, err)
+	}
+	return m, nil
+}
+
 // withCloneEngine runs play on the engine TrainSegment builds, loaded with the cloned
 // parameters params (a policy that does not fit the arm's network fails here, whether or
 // not anything is played); every error is a non-retryable bad-input one.

@@ -2,6 +2,7 @@ package bc
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -184,5 +185,68 @@ func (stillActor) Act(_ []*tabletop.Env, _ [][]float64, need []int, out [][]floa
 	for _, i := range need {
 		clear(out[i])
 		out[i][6] = 1
+	}
+}
+
+// Kick replaces the player's motion, once per episode, by Kick steps at full
+// speed in one horizontal direction, keeps its gripper command, and carries the
+// arm far from where the player left it; without the expert playing it is an
+// error.
+func TestDAggerKick(t *testing.T) {
+	const steps = 12
+	k := &kickActor{Actor: stillActor{}, steps: steps, rng: rand.New(rand.NewPCG(3, 4)), kicks: map[*tabletop.Env]kick{}}
+	var envs []*tabletop.Env
+	for task := range 3 {
+		e, err := tabletop.New(tabletop.Config{Suite: tabletop.SuiteSpatial, Tasks: []int{task}, MaxEpisodeSteps: kickStartMax + steps + 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.ResetTo(task, 0)
+		envs = append(envs, e)
+	}
+	out := make([][]float64, len(envs))
+	for i := range out {
+		out[i] = make([]float64, tabletop.ActionDim)
+	}
+	kicked := make([]int, len(envs))
+	first := []int{-1, -1, -1}
+	start := make([][]float64, len(envs))
+	far := make([]float64, len(envs))
+	for i, e := range envs {
+		start[i] = e.Proprio()
+	}
+	for range kickStartMax + steps + 5 {
+		k.Act(envs, nil, []int{0, 1, 2}, out)
+		for i, e := range envs {
+			if out[i][6] != 1 {
+				t.Fatalf("env %d step %d: gripper command %v, want the player's 1", i, e.Steps(), out[i][6])
+			}
+			if n := math.Hypot(out[i][0], out[i][1]); n != 0 {
+				// A kick is a unit horizontal direction (full speed), nothing else.
+				if math.Abs(n-1) > 1e-12 || out[i][2] != 0 || out[i][5] != 0 {
+					t.Fatalf("env %d step %d: kicked action %v", i, e.Steps(), out[i])
+				}
+				if first[i] < 0 {
+					first[i] = e.Steps()
+				}
+				kicked[i]++
+			}
+			e.Step(out[i])
+			p := e.Proprio()
+			far[i] = max(far[i], math.Hypot(p[0]-start[i][0], p[1]-start[i][1]))
+		}
+	}
+	for i := range envs {
+		// 12 steps at 1.5 cm carry the tip ≥ 10 cm unless an edge stops it (the
+		// workspace is ±0.38 × ±0.32 m, the start near its middle).
+		if kicked[i] != steps || first[i] < 0 || first[i] >= kickStartMax || far[i] < 0.08 {
+			t.Errorf("env %d: %d kicked steps from step %d, tip moved %.3f m; want %d from below %d, ≥ 0.08 m", i, kicked[i], first[i], far[i], steps, kickStartMax)
+		}
+	}
+	if first[0] == first[1] && first[1] == first[2] {
+		t.Errorf("all three kicks start at step %d; each episode draws its own", first[0])
+	}
+	if _, _, err := CollectDAgger(DAggerInput{Suite: tabletop.SuiteSpatial, Tasks: []int{1}, PerTask: 1, Kick: 5}, nil); err == nil || !strings.Contains(err.Error(), "ExpertNoise") {
+		t.Errorf("Kick without the expert playing: %v, want an error naming ExpertNoise", err)
 	}
 }

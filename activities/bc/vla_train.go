@@ -160,6 +160,23 @@ func (m *VLAModel) obs(images [][]uint8, instr []int, proprio []float64) vla.Obs
 	return vla.Obs{Images: images, Instr: instr, Proprio: p}
 }
 
+// NewVLAModel is an untrained model of cfg's network and settings, with weights
+// initialised from cfg.Seed and an identity proprio standardisation (mean 0, std 1): the
+// shape to set a policy's parameters on ([VLAModel.SetFoldedParams]) when they come
+// without demonstrations to fit a standardisation from.
+func NewVLAModel(cfg VLAConfig) (*VLAModel, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("bc vla model: %w", err)
+	}
+	mc := cfg.ModelConfig()
+	mean, std := make([]float64, mc.ProprioDim), make([]float64, mc.ProprioDim)
+	for j := range std {
+		std[j] = 1
+	}
+	return &VLAModel{Net: vla.New(mc, rand.New(rand.NewPCG(cfg.Seed, 0x71a))), Proprio: Normaliser{Mean: mean, Std: std},
+		Chunk: cfg.Chunk, Execute: cfg.Execute, ImageSize: cfg.ImageSize, Cameras: cfg.cameras()}, nil
+}
+
 // EnvConfig is the tabletop configuration whose images the model reads.
 func (m *VLAModel) EnvConfig(suite string) tabletop.Config {
 	return tabletop.Config{Suite: suite, ImageSize: m.ImageSize, Cameras: slices.Clone(m.Cameras)}

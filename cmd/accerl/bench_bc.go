@@ -88,6 +88,7 @@ func benchBC(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	daggerMaxSteps := fs.Int("dagger-max-steps", 0, "vla: end each DAgger episode after this many steps; 0 is twice the demonstrations' mean length")
 	daggerWonOnly := fs.Bool("dagger-won-only", false, "vla: keep only the DAgger episodes the clone won (its failures' states, labelled, are dropped): tells the labels on states near the demonstrations apart from those on the clone's failures")
 	daggerExpert := fs.Bool("dagger-expert", false, "vla: the DAgger rounds' other control: the scripted expert plays the rounds' episodes (with --noise, like the demonstrations) instead of the clone, and labels them as DAgger labels the clone's, so that what the labels' form does is told apart from what the clone's states do")
+	daggerKick := fs.Int("dagger-kick", 0, "vla: with --dagger-expert, push each of the expert's round episodes off course once, for this many steps at full speed in a random horizontal direction, so the rounds add recovery demonstrations from the workspace's edges and corners (where a clone that lost track ends up); 0 is off")
 	daggerControl := fs.Bool("dagger-control", false, "vla: the DAgger rounds' control: each round retrains the clone on the demonstrations alone (no rollouts, no labelled states) for the same epochs at the same learning rate, so that what the labels do is told apart from what the extra training does")
 	daggerLR := fs.Float64("dagger-lr", 0, "vla: each DAgger round's initial learning rate (decayed linearly to a tenth over the round); 0 is a third of --lr's")
 	jsonOut := fs.String("json", "", "also write the results to this JSON file")
@@ -135,11 +136,14 @@ func benchBC(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if *daggerRounds < 0 || *daggerEpisodes < 0 || *daggerMaxSteps < 0 || *daggerEpochs < 1 || *daggerLR < 0 {
 			return fmt.Errorf("bench bc: --dagger-rounds, --dagger-episodes and --dagger-max-steps must not be negative, --dagger-epochs at least 1, --dagger-lr ≥ 0")
 		}
+		if *daggerKick < 0 || (*daggerKick > 0 && !*daggerExpert) {
+			return fmt.Errorf("bench bc: --dagger-kick %d: the kicks push the expert's episodes, so give a positive count with --dagger-expert (or 0)", *daggerKick)
+		}
 		if *loadModel != "" && *loadClone != "" {
 			return fmt.Errorf("bench bc: --load-model %s and --load-clone %s: give one model to start from", *loadModel, *loadClone)
 		}
 		v := vlaBenchFlags{holdout: *holdout, scoreSamples: *scoreSamples, decode: rule, ensemble: *ensemble, saveModel: *saveModel, loadModel: *loadModel, loadClone: *loadClone,
-			daggerRounds: *daggerRounds, daggerEpisodes: orDefault(*daggerEpisodes, *perTask), daggerEpochs: *daggerEpochs, daggerLR: *daggerLR, daggerMaxSteps: *daggerMaxSteps, daggerControl: *daggerControl, daggerWonOnly: *daggerWonOnly, daggerExpert: *daggerExpert}
+			daggerRounds: *daggerRounds, daggerEpisodes: orDefault(*daggerEpisodes, *perTask), daggerEpochs: *daggerEpochs, daggerLR: *daggerLR, daggerMaxSteps: *daggerMaxSteps, daggerControl: *daggerControl, daggerWonOnly: *daggerWonOnly, daggerExpert: *daggerExpert, daggerKick: *daggerKick}
 		if v.daggerLR == 0 {
 			v.daggerLR = cfg.LR / 3
 		}

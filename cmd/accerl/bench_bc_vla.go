@@ -87,6 +87,7 @@ type daggerRoundResult struct {
 	EpochLoss        []float64                   `json:"epoch_cross_entropy,omitempty"`
 	LR               float64                     `json:"learning_rate,omitempty"`
 	MaxSteps         int                         `json:"max_steps,omitempty"` // each episode's cap
+	Kick             int                         `json:"kick,omitempty"`      // bc.DAggerInput.Kick
 	SuccessRate      float64                     `json:"success_rate"`
 	CollectS         float64                     `json:"collect_s,omitempty"`
 	TrainS           float64                     `json:"train_s,omitempty"`
@@ -119,6 +120,9 @@ type vlaBenchFlags struct {
 	// daggerExpert has the noisy expert play the rounds (bc.DAggerInput.ExpertNoise at the
 	// demonstrations' noise).
 	daggerExpert bool
+	// daggerKick pushes each of the expert's round episodes off course for this many
+	// steps (bc.DAggerInput.Kick): recovery demonstrations.
+	daggerKick int
 }
 
 // benchBCVLA is `bench bc --policy vla`: demonstrations with images, the micro-VLA cloned
@@ -228,13 +232,13 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 		var st bc.DAggerStats
 		if !v.daggerControl {
 			if labelled, st, err = bc.CollectDAgger(bc.DAggerInput{Suite: f.suite, Tasks: f.tasks, PerTask: v.daggerEpisodes,
-				Seed: f.seed<<8 + uint64(round), Decode: v.decode, MaxSteps: maxSteps, WonOnly: v.daggerWonOnly, ExpertNoise: expertNoise}, model); err != nil {
+				Seed: f.seed<<8 + uint64(round), Decode: v.decode, MaxSteps: maxSteps, WonOnly: v.daggerWonOnly, ExpertNoise: expertNoise, Kick: v.daggerKick}, model); err != nil {
 				return fmt.Errorf("bench bc: dagger round %d: %w", round, err)
 			}
 		}
 		rr := daggerRoundResult{Round: round, Control: v.daggerControl, Episodes: st.Episodes, RolloutSuccesses: st.Successes, Steps: st.Steps, Restarts: st.Restarts,
 			MotionDisagree: st.MotionDisagree, GripperDisagree: st.GripperDisagree, DimDisagree: st.DimDisagree[:], Phases: st.Phases, WonDisagree: st.WonMotionDisagree,
-			LR: v.daggerLR, MaxSteps: maxSteps, CollectS: time.Since(t0).Seconds()}
+			LR: v.daggerLR, MaxSteps: maxSteps, Kick: v.daggerKick, CollectS: time.Since(t0).Seconds()}
 		if err := tr.Aggregate(labelled, v.daggerEpochs, v.daggerLR); err != nil {
 			return fmt.Errorf("bench bc: dagger round %d: %w", round, err)
 		}
@@ -246,6 +250,9 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 			who := "the clone"
 			if v.daggerExpert {
 				who = fmt.Sprintf("the expert (noise %g, the control)", expertNoise)
+				if v.daggerKick > 0 {
+					who = fmt.Sprintf("the expert (noise %g, each episode pushed off course once for %d steps)", expertNoise, v.daggerKick)
+				}
 			}
 			fmt.Fprintf(stdout, "\nDAgger round %d: %s played %d episodes of at most %d steps from random resets (%d succeeded), %d steps labelled by the expert (its plan restarted %d times; its first action differs from the player's by %.3f per motion dimension (x y z roll pitch yaw: %.3f), the gripper's sign on %.1f%% of steps) in %.0fs; training %d epochs over %d samples at lr %g\n",
 				round, who, st.Episodes, maxSteps, st.Successes, st.Steps, st.Restarts, st.MotionDisagree, st.DimDisagree, 100*st.GripperDisagree, rr.CollectS, v.daggerEpochs, rr.Samples, v.daggerLR)

@@ -7,9 +7,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/accerl/accerl/activities"
+	"github.com/accerl/accerl/activities/bc"
 	"github.com/accerl/accerl/testenv/tabletop"
 )
 
@@ -18,7 +21,8 @@ func cmdRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlagSet("render", "render --suite NAME --task N [flags]   — play one episode of a tabletop task and write every camera's frames as PNGs and a contact sheet\n\nSuites: "+strings.Join(tabletop.Suites(), ", "), stderr)
 	suite := fs.String("suite", "", "tabletop suite: "+strings.Join(tabletop.Suites(), ", ")+" (required)")
 	task := fs.Int("task", 0, fmt.Sprintf("task index within the suite, 0..%d; each task has its own instruction and goal", tabletop.TasksPerSuite-1))
-	expert := fs.Bool("expert", false, "act with the scripted expert (an episode that solves the task); without it the actions are uniformly random from a fixed seed")
+	expert := fs.Bool("expert", false, "act with the scripted expert (an episode that solves the task); without it (and without --policy) the actions are uniformly random from a fixed seed")
+	policyPath := fs.String("policy", "", "act with a behaviour-cloned micro-VLA, greedily, as the evaluations do: a run directory, a `bench learn --bc-cache` entry, a bc/final checkpoint (all for the default network) or a `bench bc --save-model` file; it sees its own cameras at its own size, and the frames are rendered at --image-size beside it")
 	initIdx := fs.Int("init", 0, fmt.Sprintf("fixed initial state 0..%d of the evaluation protocol; each one jitters the layout differently", tabletop.InitStates-1))
 	size := fs.Int("image-size", tabletop.DefaultImageSize, "camera image side in pixels, a power of two from 16 to 256; larger frames show more detail and take longer to render")
 	outDir := fs.String("out", "", "directory for the PNGs (default renders/<suite>-task<N>/); existing frames there are overwritten")
@@ -31,6 +35,9 @@ func cmdRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *suite == "" {
 		return fmt.Errorf("render: --suite is required (known: %s)", strings.Join(tabletop.Suites(), ", "))
 	}
+	if *expert && *policyPath != "" {
+		return fmt.Errorf("render: --expert and --policy %s: choose one to act", *policyPath)
+	}
 	cfg := tabletop.Config{Suite: *suite, Tasks: []int{*task}, ImageSize: *size}
 	if err := tabletop.ValidateConfig(cfg); err != nil {
 		return fmt.Errorf("render: %w", err)
@@ -42,12 +49,25 @@ func cmdRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if dir == "" {
 		dir = filepath.Join("renders", fmt.Sprintf("%s-task%d", *suite, *task))
 	}
+	var act actFunc
 	policy := "random actions"
-	if *expert {
-		policy = "expert"
+	switch {
+	case *expert:
+		act, policy = expertAct(*task), "expert"
+	case *policyPath != "":
+		model, err := activities.LoadClonedModel(*policyPath, bc.DefaultVLAConfig())
+		if err != nil {
+			return fmt.Errorf("render: --policy: %w", err)
+		}
+		if act, err = cloneAct(model, *suite, *task, *initIdx); err != nil {
+			return fmt.Errorf("render: %w", err)
+		}
+		policy = fmt.Sprintf("the clone %s (greedy, %v at %d×%d, executing %d of each %d-action chunk)", *policyPath, model.Cameras, model.ImageSize, model.ImageSize, model.Execute, model.Chunk)
+	default:
+		act = randomAct(*task)
 	}
 	fmt.Fprintf(stdout, "Task %s/%d, initial state %d, %s: %q\n", *suite, *task, *initIdx, policy, tabletop.Instruction(*suite, *task))
-	rec, err := renderEpisode(ctx, cfg, *task, *initIdx, *expert, dir)
+	rec, err := renderEpisode(ctx, cfg, *task, *initIdx, act, dir)
 	if err != nil {
 		return err
 	}
@@ -63,12 +83,60 @@ func cmdRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-// renderEpisode is tabletop.RenderEpisode from any fixed initial state: it plays one episode of
-// task from state initIdx (with the expert, or uniformly random actions from the same fixed
-// seeds), and writes dir/<camera>/NNNN.png for every frame, the one after the reset included,
-// and dir/contact.png. From state 0 its files are RenderEpisode's byte for byte (the tests check
+// actFunc chooses the action for the rendered env's current state; an error stops the episode.
+type actFunc func(env *tabletop.Env) ([]float64, error)
+
+// expertAct is the noise-free scripted expert, seeded as RenderEpisode seeds it.
+func expertAct(task int) actFunc {
+	x := tabletop.NewExpert(uint64(task))
+	return func(env *tabletop.Env) ([]float64, error) { return x.Act(env), nil }
+}
+
+// randomAct draws uniformly random actions from RenderEpisode's seeds.
+func randomAct(task int) actFunc {
+	rng := rand.New(rand.NewPCG(uint64(task), 0x72616e646f6d))
+	return func(*tabletop.Env) ([]float64, error) {
+		a := make([]float64, tabletop.ActionDim)
+		for i := range a {
+			a[i] = 2*rng.Float64() - 1
+		}
+		return a, nil
+	}
+}
+
+// cloneAct plays a cloned VLA greedily. The clone sees its own env (its cameras at its
+// size, reset to the same initial state) stepped with the same actions as the rendered
+// one: the physics does not read the images, so the two stay in one state, and an episode
+// that goes on in the rendered env after the clone's own ended is an error.
+func cloneAct(m *bc.VLAModel, suite string, task, initIdx int) (actFunc, error) {
+	cfg := m.EnvConfig(suite)
+	cfg.Tasks = []int{task}
+	own, err := tabletop.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	own.ResetTo(task, initIdx)
+	actor := m.Actor()
+	envs, out := []*tabletop.Env{own}, [][]float64{make([]float64, tabletop.ActionDim)}
+	ended := false
+	return func(env *tabletop.Env) ([]float64, error) {
+		if ended || own.Steps() != env.Steps() {
+			return nil, fmt.Errorf("the clone's own env (step %d, ended %v) and the rendered one (step %d) parted", own.Steps(), ended, env.Steps())
+		}
+		actor.Act(envs, nil, []int{0}, out)
+		a := slices.Clone(out[0])
+		_, _, term, trunc := own.Step(a)
+		ended = term || trunc
+		return a, nil
+	}, nil
+}
+
+// renderEpisode is tabletop.RenderEpisode from any fixed initial state, with any actor: it
+// plays one episode of task from state initIdx, and writes dir/<camera>/NNNN.png for every
+// frame, the one after the reset included, and dir/contact.png. From state 0 with the
+// expert or random actions its files are RenderEpisode's byte for byte (the tests check
 // this), which keeps the two in step until RenderEpisode takes an initial state itself.
-func renderEpisode(ctx context.Context, cfg tabletop.Config, task, initIdx int, expert bool, dir string) (tabletop.EpisodeRecord, error) {
+func renderEpisode(ctx context.Context, cfg tabletop.Config, task, initIdx int, act actFunc, dir string) (tabletop.EpisodeRecord, error) {
 	cfg.Render = true
 	env, err := tabletop.New(cfg)
 	if err != nil {
@@ -86,20 +154,13 @@ func renderEpisode(ctx context.Context, cfg tabletop.Config, task, initIdx int, 
 	}
 	env.ResetTo(task, initIdx)
 	snap()
-	x := tabletop.NewExpert(uint64(task))
-	rng := rand.New(rand.NewPCG(uint64(task), 0x72616e646f6d)) // RenderEpisode's seeds
 	for {
 		if err := ctx.Err(); err != nil {
 			return rec, err
 		}
-		var a []float64
-		if expert {
-			a = x.Act(env)
-		} else {
-			a = make([]float64, tabletop.ActionDim)
-			for i := range a {
-				a[i] = 2*rng.Float64() - 1
-			}
+		a, err := act(env)
+		if err != nil {
+			return rec, fmt.Errorf("render: step %d: %w", env.Steps(), err)
 		}
 		_, _, term, trunc := env.Step(a)
 		snap()

@@ -5,14 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"image"
 	"image/png"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/accerl/accerl/activities/bc"
 	"github.com/accerl/accerl/activities/demos"
 	"github.com/accerl/accerl/testenv/tabletop"
 )
@@ -91,7 +94,11 @@ func TestRenderMatchesRenderEpisode(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ours, theirs := t.TempDir(), t.TempDir()
-			got, err := renderEpisode(context.Background(), tc.cfg, tc.task, 0, tc.expert, ours)
+			act := randomAct(tc.task)
+			if tc.expert {
+				act = expertAct(tc.task)
+			}
+			got, err := renderEpisode(context.Background(), tc.cfg, tc.task, 0, act, ours)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -124,7 +131,7 @@ func TestRenderInitState(t *testing.T) {
 	cfg := tabletop.Config{Suite: "spatial", Tasks: []int{0}, ImageSize: 32, MaxEpisodeSteps: 1}
 	a, b := t.TempDir(), t.TempDir()
 	for i, dir := range []string{a, b} {
-		if _, err := renderEpisode(context.Background(), cfg, 0, 7*i, false, dir); err != nil {
+		if _, err := renderEpisode(context.Background(), cfg, 0, 7*i, randomAct(0), dir); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -132,6 +139,92 @@ func TestRenderInitState(t *testing.T) {
 	fb, _ := os.ReadFile(filepath.Join(b, tabletop.CameraAgentview, "0000.png"))
 	if len(fa) == 0 || bytes.Equal(fa, fb) {
 		t.Error("initial states 0 and 7 render the same first frame")
+	}
+}
+
+// render --policy plays a cloned VLA: the frames it writes are the states the clone reached
+// in its own env (compared, at the clone's image size, with the clone played alone), and a
+// clone beside the expert or a missing file is a clear error.
+func TestRenderPolicy(t *testing.T) {
+	cfg := bc.DefaultVLAConfig()
+	cfg.Dim, cfg.Layers, cfg.Heads, cfg.Seed = 16, 1, 2, 7
+	m, err := bc.NewVLAModel(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := m.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "clone.model")
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const task, init, steps = 3, 5, 9
+
+	// The clone alone, on its own env, for the same steps.
+	env, err := tabletop.New(tabletop.Config{Suite: "spatial", Tasks: []int{task}, ImageSize: cfg.ImageSize, MaxEpisodeSteps: steps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.ResetTo(task, init)
+	actor, out := m.Actor(), [][]float64{make([]float64, tabletop.ActionDim)}
+	for {
+		actor.Act([]*tabletop.Env{env}, nil, []int{0}, out)
+		if _, _, term, trunc := env.Step(out[0]); term || trunc {
+			break
+		}
+	}
+	want := tabletop.RGBImage(env.Images()[0], cfg.ImageSize)
+
+	model := new(bc.VLAModel)
+	if err := model.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	act, err := cloneAct(model, "spatial", task, init)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	rec, err := renderEpisode(context.Background(), tabletop.Config{Suite: "spatial", Tasks: []int{task}, ImageSize: cfg.ImageSize, MaxEpisodeSteps: steps}, task, init, act, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Steps != steps {
+		t.Fatalf("rendered %d steps, want the limit %d", rec.Steps, steps)
+	}
+	got := decodePNG(t, filepath.Join(dir, tabletop.CameraAgentview, fmt.Sprintf("%04d.png", steps)))
+	if !got.Bounds().Eq(want.Bounds()) {
+		t.Fatalf("last frame %v, want %v", got.Bounds(), want.Bounds())
+	}
+	for y := range want.Bounds().Dy() {
+		for x := range want.Bounds().Dx() {
+			if got.At(x, y) != want.At(x, y) {
+				t.Fatalf("last frame differs from the clone's own at (%d,%d): %v vs %v", x, y, got.At(x, y), want.At(x, y))
+			}
+		}
+	}
+
+	// Through the CLI: a larger rendering of the same clone, then the errors.
+	var stdout, stderr bytes.Buffer
+	big := t.TempDir()
+	if err := run(context.Background(), []string{"render", "--suite", "spatial", "--task", "3", "--init", "5", "--policy", file, "--image-size", "64", "--out", big}, &stdout, &stderr); err != nil {
+		t.Fatalf("render --policy: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "the clone "+file) || !strings.Contains(stdout.String(), "Episode: ") {
+		t.Errorf("output does not name the clone and the episode:\n%s", stdout.String())
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--expert", "--policy", file}, "choose one"},
+		{[]string{"--policy", filepath.Join(big, "missing")}, "give a run directory"},
+	} {
+		err := run(context.Background(), append([]string{"render", "--suite", "spatial", "--out", t.TempDir()}, tc.args...), io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("render %v: error %v, want one saying %q", tc.args, err, tc.want)
+		}
 	}
 }
 
