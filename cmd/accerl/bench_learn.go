@@ -89,6 +89,7 @@ type learnSettings struct {
 	DetachValue    bool    `json:"detach_value,omitempty"`
 	ExecutedOnly   bool    `json:"executed_only,omitempty"` // VLA checks: RL acts with and scores the executed actions alone
 	Greedy         string  `json:"greedy,omitempty"`        // VLA checks: the greedy decoding ("" is argmax)
+	VLALayers      int     `json:"vla_layers,omitempty"`    // VLA checks: the transformer's blocks
 	EvalSampled    bool    `json:"eval_sampled,omitempty"`
 	// PretrainEpochs is the cloning's epochs (pretrain.epochs; 0 without a pretrain block).
 	PretrainEpochs int `json:"pretrain_epochs,omitempty"`
@@ -107,6 +108,9 @@ type learnSettings struct {
 // String is the settings in one line, as the printout's header shows them.
 func (s learnSettings) String() string {
 	out := fmt.Sprintf("learning rate %g, %d env steps per update", s.LearningRate, s.BatchSteps)
+	if s.VLALayers > 0 {
+		out = fmt.Sprintf("VLA of %d layers; ", s.VLALayers) + out
+	}
 	if s.CriticWarmup > 0 {
 		out += fmt.Sprintf(", critic warm-up %d updates", s.CriticWarmup)
 	}
@@ -172,7 +176,7 @@ func learnSettingsOf(c specs.Config) learnSettings {
 		}
 	}
 	if v := c.Policy.VLA; v != nil {
-		s.Temperature, s.DetachValue, s.ExecutedOnly, s.Greedy = v.SamplingTemperature(), v.DetachValue, v.ExecutedOnly, v.Greedy
+		s.Temperature, s.DetachValue, s.ExecutedOnly, s.Greedy, s.VLALayers = v.SamplingTemperature(), v.DetachValue, v.ExecutedOnly, v.Greedy, v.Layers
 	}
 	return s
 }
@@ -193,6 +197,7 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	detach := fs.Bool("detach-value", false, "train the VLA checks' RL value head without its gradient into the transformer (policy.vla.detach_value; the VLA checks' default, --detach-value=false turns it off)")
 	executedOnly := fs.Bool("executed-only", true, "let the VLA checks' RL act with, and score, only the executed actions of each chunk (policy.vla.executed_only, the checks' default); --executed-only=false decodes and scores whole chunks")
 	greedy := fs.String("greedy", "", "the VLA checks' greedy decoding (policy.vla.greedy): argmax, or mean (the mean bin at the sampling temperature); a changed decoding clones anew under --bc-cache, since it changes the clone's success")
+	vlaLayers := fs.Int("vla-layers", 0, "the VLA checks' transformer blocks (policy.vla.layers; 0 keeps the check's): the clone and RL train that network, and under --bc-cache it is another entry")
 	criticWarmup := fs.Int("critic-warmup", 0, "train only the value for each run's first N updates (algorithm.critic_warmup)")
 	positiveAdv := fs.Bool("positive-advantages", false, "let only steps with a positive advantage move the policy (algorithm.positive_advantages, self-imitation; the VLA checks' default, --positive-advantages=false turns it off)")
 	advEstimator := fs.String("adv-estimator", "", "override each check's advantage estimator (algorithm.adv_estimator): gae, or grpo (each ended episode's return against its task's others in the batch, no critic)")
@@ -256,6 +261,9 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	if *vlaLayers < 0 {
+		return fmt.Errorf("--vla-layers %d: give the VLA checks' transformer blocks, at least 1 (0 keeps each check's)", *vlaLayers)
+	}
 	if *criticWarmup < 0 || *rlLR < 0 || *pretrainLR < 0 || *batchSteps < 0 || *pretrainEpochs < 0 || *checkpointEvery < 0 || *repeatStarts < 0 {
 		return fmt.Errorf("--critic-warmup %d, --learning-rate %g, --batch-steps %d, --pretrain-epochs %d, --checkpoint-every %d, --repeat-starts %d: none of them may be negative (0 keeps each check's)",
 			*criticWarmup, *rlLR, *batchSteps, *pretrainEpochs, *checkpointEvery, *repeatStarts)
@@ -263,7 +271,7 @@ func benchLearn(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	ov := learnOverrides{given: map[string]bool{}, temperature: *temperature, detach: *detach, executedOnly: *executedOnly,
 		greedy: greedyName, criticWarmup: *criticWarmup, positiveAdv: *positiveAdv, advEstimator: advName,
 		skipRewardless: *skipRewardless, learningRate: *rlLR, evalSampled: *evalSampled, batchSteps: *batchSteps,
-		pretrainEpochs: *pretrainEpochs, pretrainFrom: *pretrainFrom, pretrainLR: *pretrainLR, checkpointEvery: *checkpointEvery, repeatStarts: *repeatStarts}
+		pretrainEpochs: *pretrainEpochs, pretrainFrom: *pretrainFrom, pretrainLR: *pretrainLR, checkpointEvery: *checkpointEvery, repeatStarts: *repeatStarts, vlaLayers: *vlaLayers}
 	fs.Visit(func(f *flag.Flag) { ov.given[f.Name] = true })
 	var cache *bcCache
 	if *cacheDir != "" {

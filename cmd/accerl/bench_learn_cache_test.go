@@ -192,6 +192,8 @@ func TestBenchLearnRLFlagErrors(t *testing.T) {
 		{[]string{"--greedy", "mean", "--seeds", "1", "cartpole-ppo"}, "check cartpole-ppo has no VLA policy"},
 		{[]string{"--pretrain-epochs", "-2", "tabletop-spatial-vla"}, "--pretrain-epochs -2, --checkpoint-every 0, --repeat-starts 0: none of them may be negative"},
 		{[]string{"--repeat-starts", "-1", "tabletop-spatial-vla"}, "--repeat-starts -1: none of them may be negative"},
+		{[]string{"--vla-layers", "-1", "tabletop-spatial-vla"}, "--vla-layers -1: give the VLA checks' transformer blocks, at least 1"},
+		{[]string{"--vla-layers", "3", "--seeds", "1", "cartpole-ppo"}, "check cartpole-ppo has no VLA policy"},
 		{[]string{"--repeat-starts", "4", "--seeds", "1", "cartpole-ppo"}, "check cartpole-ppo does not use GRPO advantages, which are what compares the plays of a start; add --adv-estimator grpo"},
 		{[]string{"--pretrain-epochs", "20", "--seeds", "1", "cartpole-ppo"}, "check cartpole-ppo clones no policy (it has no pretrain block)"},
 	} {
@@ -254,6 +256,16 @@ func TestLearnVLACheckRecipe(t *testing.T) {
 	if err := (learnOverrides{given: map[string]bool{}}).apply("tabletop-spatial-vla", &c); err != nil ||
 		!c.Algorithm.PositiveAdvantages || !c.Evaluation.Sampled || !c.Policy.VLA.DetachValue {
 		t.Errorf("no flags: %v, algorithm %+v, evaluation %+v", err, c.Algorithm, c.Evaluation)
+	}
+	// --vla-layers sets the network both stages train, so the clone is another cache entry.
+	deep := tabletopVLAConfig("spatial")
+	if err := (learnOverrides{given: map[string]bool{}, vlaLayers: 3}).apply("tabletop-spatial-vla", &deep); err != nil || deep.Policy.VLA.Layers != 3 {
+		t.Errorf("--vla-layers 3: %v, vla %+v", err, deep.Policy.VLA)
+	}
+	e2, _ := bcCache{dir: "c"}.entry("tabletop-spatial-vla", c, 1)
+	e3, _ := bcCache{dir: "c"}.entry("tabletop-spatial-vla", deep, 1)
+	if e2 == e3 || !strings.HasPrefix(learnSettingsOf(deep).String(), "VLA of 3 layers; ") {
+		t.Errorf("--vla-layers 3: cache entry %s (2 layers: %s), settings %q", e3, e2, learnSettingsOf(deep))
 	}
 	// --pretrain-epochs and --checkpoint-every set the cloning's epochs and the segment
 	// length, and the result file's settings record both.

@@ -19,7 +19,7 @@ type learnOverrides struct {
 	detach, executedOnly, positiveAdv, skipRewardless, evalSampled bool
 	greedy, advEstimator                                           *string
 	criticWarmup, batchSteps, pretrainEpochs, checkpointEvery      int
-	repeatStarts                                                   int
+	repeatStarts, vlaLayers                                        int
 	pretrainFrom                                                   string
 	pretrainLR                                                     float64
 }
@@ -34,11 +34,14 @@ func (o learnOverrides) setBool(name string, dst *bool, v bool) {
 // apply sets the overrides onto cfg, the config of check; a VLA flag on a check without
 // a VLA policy, or --eval-sampled on one without greedy evaluation, is an error naming both.
 func (o learnOverrides) apply(check string, cfg *specs.Config) error {
-	if o.temperature > 0 || o.given["detach-value"] || o.given["executed-only"] || o.greedy != nil {
+	if o.temperature > 0 || o.given["detach-value"] || o.given["executed-only"] || o.greedy != nil || o.vlaLayers > 0 {
 		if cfg.Policy.VLA == nil {
-			return fmt.Errorf("--temperature, --detach-value, --executed-only and --greedy: check %s has no VLA policy", check)
+			return fmt.Errorf("--temperature, --detach-value, --executed-only, --greedy and --vla-layers: check %s has no VLA policy", check)
 		}
 		v := *cfg.Policy.VLA
+		if o.vlaLayers > 0 {
+			v.Layers = o.vlaLayers
+		}
 		if o.temperature > 0 {
 			v.Temperature = o.temperature
 		}
