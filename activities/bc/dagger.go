@@ -57,7 +57,7 @@ type DAggerInput struct {
 	// the expert's, so a held object stays held), into states no
 	// demonstration shows: the workspace's edges and corners, object in hand
 	// or not, out of the fixed camera's view. A clone that loses track ends
-	// up there and stays (measured on a 77.6% clone: 53 of its 112 failures
+	// up there and stays (measured on a 77.6% clone: 76 of its 112 failures
 	// end pinned at the workspace's edge), so these are recovery
 	// demonstrations: the labeller labels the kicked states, and the expert's
 	// way back, like every other state.
