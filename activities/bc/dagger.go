@@ -324,7 +324,7 @@ type kickActor struct {
 
 // kick is one episode's push: its first step and its direction (action units).
 type kick struct {
-	start int
+	start  int
 	dx, dy float64
 }
 
