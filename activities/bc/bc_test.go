@@ -71,3 +71,41 @@ func TestCloneSpatialTask0(t *testing.T) {
 		t.Errorf("greedy BC success %.2f on spatial task 0, want ≥ 0.5", r.SuccessRate)
 	}
 }
+
+// Evaluate counts the failures that end at the workspace's edge: all of a
+// policy's that drives into a corner, none of one that holds still, and none
+// of the expert's (it fails nothing).
+func TestEvaluateEdgeFailures(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		actor Actor
+		edge  bool
+	}{{"corner", cornerActor{}, true}, {"still", stillActor{}, false}, {"expert", &ExpertActor{}, false}} {
+		r, err := Evaluate(c.actor, tabletop.SuiteSpatial, []int{0, 7}, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		failed, edge := 0, 0
+		for _, ts := range r.Tasks {
+			failed += ts.Episodes - ts.Successes
+			edge += ts.EdgeFailures
+		}
+		want := 0
+		if c.edge {
+			want = failed
+		}
+		if edge != r.EdgeFailures || edge != want || (c.name != "expert" && failed == 0) {
+			t.Errorf("%s: %d failed, %d at the edge (total %d), want %d at the edge", c.name, failed, edge, r.EdgeFailures, want)
+		}
+	}
+}
+
+// cornerActor drives the arm at full speed toward the near-left corner.
+type cornerActor struct{}
+
+func (cornerActor) Act(_ []*tabletop.Env, _ [][]float64, need []int, out [][]float64) {
+	for _, i := range need {
+		clear(out[i])
+		out[i][0], out[i][1] = -1, -1
+	}
+}

@@ -19,6 +19,11 @@ type TaskSuccess struct {
 	Task      int
 	Successes int
 	Episodes  int
+	// EdgeFailures counts the failed episodes that ended with the fingertip
+	// at the workspace's edge (tabletop.Env.AtEdge): runaways out of the
+	// camera's view, into states no demonstration shows, rather than near
+	// misses.
+	EdgeFailures int
 }
 
 // Rate is Successes/Episodes.
@@ -28,6 +33,8 @@ func (t TaskSuccess) Rate() float64 { return float64(t.Successes) / float64(t.Ep
 type EvalResult struct {
 	Tasks       []TaskSuccess
 	SuccessRate float64
+	// EdgeFailures is the tasks' EdgeFailures summed.
+	EdgeFailures int
 }
 
 // Evaluate plays actor from the first inits fixed initial states
@@ -63,11 +70,15 @@ func EvaluateEnv(actor Actor, envCfg tabletop.Config, tasks []int, inits int) (E
 	for k, t := range tasks {
 		ts := TaskSuccess{Task: t, Episodes: inits}
 		for i := range inits {
-			if won[k*inits+i] {
+			switch {
+			case won[k*inits+i]:
 				ts.Successes++
+			case envs[k*inits+i].AtEdge(): // an ended env keeps its last state
+				ts.EdgeFailures++
 			}
 		}
 		total += ts.Successes
+		res.EdgeFailures += ts.EdgeFailures
 		res.Tasks = append(res.Tasks, ts)
 	}
 	res.SuccessRate = float64(total) / float64(len(envs))

@@ -24,6 +24,7 @@ type bcBenchResult struct {
 	FinalLoss   float64         `json:"final_mse"`
 	Params      int             `json:"params"`
 	SuccessRate float64         `json:"success_rate"`
+	EdgeFails   int             `json:"edge_failures"` // bc.EvalResult.EdgeFailures
 	Tasks       []bcTaskSuccess `json:"tasks"`
 	TrainS      float64         `json:"train_s"`
 	EvalS       float64         `json:"eval_s"`
@@ -34,6 +35,9 @@ type bcTaskSuccess struct {
 	Instruction string  `json:"instruction"`
 	SuccessRate float64 `json:"success_rate"`
 	Episodes    int     `json:"episodes"`
+	// EdgeFailures are the failed episodes that ended with the fingertip at the
+	// workspace's edge (bc.TaskSuccess.EdgeFailures).
+	EdgeFailures int `json:"edge_failures"`
 }
 
 // bcBenchFlags are the flags of `bench bc` that both policies read.
@@ -180,7 +184,7 @@ func benchBC(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("bench bc: %w", err)
 	}
 	res := bcBenchResult{Suite: *suite, PerTask: *perTask, DemoNoise: *noise, DemoSteps: tr.Samples, InitStates: *inits, Config: cfg,
-		FinalLoss: tr.FinalLoss, Params: tr.NumParams, SuccessRate: ev.SuccessRate, TrainS: trainS, EvalS: time.Since(t0).Seconds()}
+		FinalLoss: tr.FinalLoss, Params: tr.NumParams, SuccessRate: ev.SuccessRate, EdgeFails: ev.EdgeFailures, TrainS: trainS, EvalS: time.Since(t0).Seconds()}
 	if res.Tasks, err = printBCTasks(stdout, *suite, ev); err != nil {
 		return err
 	}
@@ -191,15 +195,25 @@ func benchBC(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return nil
 }
 
-// printBCTasks prints the per-task success table of ev and returns its rows for the JSON.
+// printBCTasks prints the per-task success table of ev, and how many failures ended at the
+// workspace's edge, and returns its rows for the JSON.
 func printBCTasks(stdout io.Writer, suite string, ev bc.EvalResult) ([]bcTaskSuccess, error) {
 	var rows []bcTaskSuccess
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tSUCCESS\tEPISODES\tINSTRUCTION")
+	fmt.Fprintln(tw, "TASK\tSUCCESS\tEPISODES\tFAILED AT EDGE\tINSTRUCTION")
+	failed := 0
 	for _, t := range ev.Tasks {
 		ins := tabletop.Instruction(suite, t.Task)
-		rows = append(rows, bcTaskSuccess{Task: t.Task, Instruction: ins, SuccessRate: t.Rate(), Episodes: t.Episodes})
-		fmt.Fprintf(tw, "%d\t%.0f%%\t%d\t%s\n", t.Task, 100*t.Rate(), t.Episodes, ins)
+		rows = append(rows, bcTaskSuccess{Task: t.Task, Instruction: ins, SuccessRate: t.Rate(), Episodes: t.Episodes, EdgeFailures: t.EdgeFailures})
+		fmt.Fprintf(tw, "%d\t%.0f%%\t%d\t%d\t%s\n", t.Task, 100*t.Rate(), t.Episodes, t.EdgeFailures, ins)
+		failed += t.Episodes - t.Successes
 	}
-	return rows, tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return nil, err
+	}
+	if failed > 0 {
+		fmt.Fprintf(stdout, "%d of the %d failed episodes ended with the fingertip at the workspace's edge: the policy drove out of the camera's view, into states no demonstration shows, and stayed\n",
+			ev.EdgeFailures, failed)
+	}
+	return rows, nil
 }

@@ -40,6 +40,17 @@ func TestBenchBCVLATiny(t *testing.T) {
 		res.Model.Cameras != 1 || res.Params == 0 || res.TrainSamplesPerS <= 0 || res.ActCalls == 0 {
 		t.Errorf("result %+v", res)
 	}
+	// The edge failures are counted per task, summed, and bounded by the failures.
+	edge := 0
+	for _, ts := range res.Tasks {
+		edge += ts.EdgeFailures
+		if ts.EdgeFailures < 0 || float64(ts.EdgeFailures) > (1-ts.SuccessRate)*float64(ts.Episodes)+1e-9 {
+			t.Errorf("task %d: %d edge failures of %d episodes at success %.2f", ts.Task, ts.EdgeFailures, ts.Episodes, ts.SuccessRate)
+		}
+	}
+	if edge != res.EdgeFails || (res.SuccessRate < 1 && !strings.Contains(stdout.String(), "failed episodes ended with the fingertip at the workspace's edge")) {
+		t.Errorf("edge failures: %d per task, %d in all; output:\n%s", edge, res.EdgeFails, stdout.String())
+	}
 }
 
 func TestBenchBCUnknownPolicy(t *testing.T) {

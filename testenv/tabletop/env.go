@@ -275,6 +275,22 @@ func (e *Env) Steps() int { return e.steps }
 // Success reports whether the current task's goal holds.
 func (e *Env) Success() bool { return e.success }
 
+// EdgeTolerance is how near (m) the fingertip must be to the workspace's
+// horizontal limits for [Env.AtEdge]: a third of one full-speed step (1.5 cm),
+// so a tip the limits stopped counts and one passing near them does not.
+const EdgeTolerance = 0.005
+
+// AtEdge reports whether the fingertip is within EdgeTolerance of the
+// workspace's horizontal limits (x ±0.38 m, y ±0.32 m): where a policy that
+// lost track of the task ends up when it drives on out of the camera's view
+// and the limits stop it. Evaluations count the failed episodes that end
+// there ([bc.EvalResult]) to tell such runaways from near misses.
+func (e *Env) AtEdge() bool {
+	t := e.w.grip.tip
+	return t.x <= workspaceMin.x+EdgeTolerance || t.x >= workspaceMax.x-EdgeTolerance ||
+		t.y <= workspaceMin.y+EdgeTolerance || t.y >= workspaceMax.y-EdgeTolerance
+}
+
 // Succeeded reports whether an episode that ended with these flags succeeded
 // (testenv.Env): a tabletop episode terminates exactly when its goal holds, so
 // success is termination; a truncated episode failed.

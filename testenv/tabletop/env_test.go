@@ -281,3 +281,30 @@ func TestOrientationContinuous(t *testing.T) {
 		prev = p
 	}
 }
+
+// AtEdge is false at every suite's fixed initial states (the tip starts inside
+// the workspace) and true once full-speed motion toward any side has pinned the
+// tip against that side's limit.
+func TestAtEdge(t *testing.T) {
+	for _, suite := range Suites() {
+		e, _ := New(Config{Suite: suite, Tasks: []int{0}, MaxEpisodeSteps: 500})
+		for i := range InitStates {
+			e.ResetTo(0, i)
+			if e.AtEdge() {
+				t.Errorf("%s init %d: tip %v starts at the edge", suite, i, e.Proprio()[:3])
+			}
+		}
+		for _, dir := range [][2]float64{{1, 0}, {-1, 0}, {0, 1}, {0, -1}} {
+			e.ResetTo(0, 0)
+			a := make([]float64, ActionDim)
+			a[0], a[1] = dir[0], dir[1]
+			// 60 steps of 1.5 cm are 0.9 m, more than the widest span (0.76 m).
+			for range 60 {
+				e.Step(a)
+			}
+			if !e.AtEdge() {
+				t.Errorf("%s: 60 full-speed steps toward %v leave the tip at %v, not at the edge", suite, dir, e.Proprio()[:3])
+			}
+		}
+	}
+}
