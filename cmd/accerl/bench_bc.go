@@ -212,8 +212,8 @@ func printBCTasks(stdout io.Writer, suite string, ev bc.EvalResult) ([]bcTaskSuc
 		return nil, err
 	}
 	if failed > 0 {
-		fmt.Fprintf(stdout, "%d of the %d failed episodes ended with the fingertip at the workspace's edge: the policy drove out of the camera's view, into states no demonstration shows, and stayed\n",
-			ev.EdgeFailures, failed)
+		fmt.Fprintf(stdout, "%d of the %d failed episodes ended with the fingertip at the workspace's edge (within %g mm of its horizontal limits): runaways, not near misses\n",
+			ev.EdgeFailures, failed, 1000*tabletop.EdgeTolerance)
 	}
 	return rows, nil
 }
