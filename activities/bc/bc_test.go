@@ -94,8 +94,8 @@ func TestEvaluateEdgeFailures(t *testing.T) {
 		if c.edge {
 			want = failed
 		}
-		if edge != r.EdgeFailures || edge != want || (c.name != "expert" && failed == 0) {
-			t.Errorf("%s: %d failed, %d at the edge (total %d), want %d at the edge", c.name, failed, edge, r.EdgeFailures, want)
+		if edge != r.EdgeFailures() || edge != want || (c.name != "expert" && failed == 0) {
+			t.Errorf("%s: %d failed, %d at the edge (total %d), want %d at the edge", c.name, failed, edge, r.EdgeFailures(), want)
 		}
 	}
 }

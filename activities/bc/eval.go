@@ -33,8 +33,15 @@ func (t TaskSuccess) Rate() float64 { return float64(t.Successes) / float64(t.Ep
 type EvalResult struct {
 	Tasks       []TaskSuccess
 	SuccessRate float64
-	// EdgeFailures is the tasks' EdgeFailures summed.
-	EdgeFailures int
+}
+
+// EdgeFailures is the tasks' EdgeFailures summed.
+func (r EvalResult) EdgeFailures() int {
+	n := 0
+	for _, t := range r.Tasks {
+		n += t.EdgeFailures
+	}
+	return n
 }
 
 // Evaluate plays actor from the first inits fixed initial states
@@ -78,7 +85,6 @@ func EvaluateEnv(actor Actor, envCfg tabletop.Config, tasks []int, inits int) (E
 			}
 		}
 		total += ts.Successes
-		res.EdgeFailures += ts.EdgeFailures
 		res.Tasks = append(res.Tasks, ts)
 	}
 	res.SuccessRate = float64(total) / float64(len(envs))

@@ -184,7 +184,7 @@ func benchBC(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("bench bc: %w", err)
 	}
 	res := bcBenchResult{Suite: *suite, PerTask: *perTask, DemoNoise: *noise, DemoSteps: tr.Samples, InitStates: *inits, Config: cfg,
-		FinalLoss: tr.FinalLoss, Params: tr.NumParams, SuccessRate: ev.SuccessRate, EdgeFails: ev.EdgeFailures, TrainS: trainS, EvalS: time.Since(t0).Seconds()}
+		FinalLoss: tr.FinalLoss, Params: tr.NumParams, SuccessRate: ev.SuccessRate, EdgeFails: ev.EdgeFailures(), TrainS: trainS, EvalS: time.Since(t0).Seconds()}
 	if res.Tasks, err = printBCTasks(stdout, *suite, ev); err != nil {
 		return err
 	}
@@ -213,7 +213,7 @@ func printBCTasks(stdout io.Writer, suite string, ev bc.EvalResult) ([]bcTaskSuc
 	}
 	if failed > 0 {
 		fmt.Fprintf(stdout, "%d of the %d failed episodes ended with the fingertip at the workspace's edge (within %g mm of its horizontal limits): runaways, not near misses\n",
-			ev.EdgeFailures, failed, 1000*tabletop.EdgeTolerance)
+			ev.EdgeFailures(), failed, 1000*tabletop.EdgeTolerance)
 	}
 	return rows, nil
 }

@@ -215,7 +215,7 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 	}
 	if v.daggerRounds > 0 {
 		res.DAgger = []daggerRoundResult{{Round: 0, Samples: tr.Samples(), EpochLoss: tres.EpochLoss, SuccessRate: ev.SuccessRate,
-			EdgeFails: ev.EdgeFailures, CollectS: collectS, TrainS: tres.TrainS, EvalS: res.EvalS}}
+			EdgeFails: ev.EdgeFailures(), CollectS: collectS, TrainS: tres.TrainS, EvalS: res.EvalS}}
 	}
 	maxSteps := v.daggerMaxSteps
 	if maxSteps == 0 && len(demos) > 0 {
@@ -282,7 +282,7 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 		if ev, err = evaluateBCVLA(model, f, v, &res, stdout); err != nil {
 			return err
 		}
-		rr.SuccessRate, rr.EdgeFails, rr.EvalS = ev.SuccessRate, ev.EdgeFailures, res.EvalS
+		rr.SuccessRate, rr.EdgeFails, rr.EvalS = ev.SuccessRate, ev.EdgeFailures(), res.EvalS
 		res.DAgger = append(res.DAgger, rr)
 		if f.jsonOut != "" && round < v.daggerRounds { // the rounds so far, in case the run is stopped
 			if err := writeJSONFile(f.jsonOut, res); err != nil {
@@ -315,7 +315,7 @@ func evaluateBCVLA(model *bc.VLAModel, f bcBenchFlags, v vlaBenchFlags, res *bcV
 		return bc.EvalResult{}, fmt.Errorf("bench bc: %w", err)
 	}
 	res.ActMs, res.ActCalls = float64(actor.MeanActLatency().Microseconds())/1000, actor.Calls
-	res.SuccessRate, res.EdgeFails, res.EvalS = ev.SuccessRate, ev.EdgeFailures, time.Since(t0).Seconds()
+	res.SuccessRate, res.EdgeFails, res.EvalS = ev.SuccessRate, ev.EdgeFailures(), time.Since(t0).Seconds()
 	if actor.Calls > 0 {
 		res.ActBatch = float64(actor.Rows) / float64(actor.Calls)
 	}
