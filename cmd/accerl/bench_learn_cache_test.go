@@ -283,7 +283,7 @@ func TestLearnVLACheckRecipe(t *testing.T) {
 // measures (its comments quote the check's results), field for field, but for the cloning's
 // epochs and the final evaluation's episodes: 12 and 100 by default, so that a first run
 // stays well under an hour on 2 cores, and the check's 40 and 500 with -var epochs=40
-// -var final_episodes=500.
+// -var final_episodes=500; with -var layers=3 it is the check with --vla-layers 3.
 func TestVLAExampleIsTheCheck(t *testing.T) {
 	parse := func(vars map[string]string) specs.Config {
 		t.Helper()
@@ -303,6 +303,15 @@ func TestVLAExampleIsTheCheck(t *testing.T) {
 	got.Policy.Hidden, got.Policy.Activation = nil, ""
 	if d := configDiff(got, want); d != "" {
 		t.Errorf("examples/vla.hcl differs from the check (example vs check):\n%s", d)
+	}
+	// -var layers=3 is the check's --vla-layers 3 (the depth whose clones reach 89-90%).
+	got = parse(map[string]string{"epochs": "40", "final_episodes": "500", "layers": "3"})
+	got.Policy.Hidden, got.Policy.Activation = nil, ""
+	if err := (learnOverrides{given: map[string]bool{}, vlaLayers: 3}).apply("tabletop-spatial-vla", &want); err != nil {
+		t.Fatal(err)
+	}
+	if d := configDiff(got, want); d != "" {
+		t.Errorf("examples/vla.hcl -var layers=3 differs from the check with --vla-layers 3 (example vs check):\n%s", d)
 	}
 }
 
