@@ -60,6 +60,14 @@ func BCConfig(c specs.Config, seed uint64) bc.Config {
 		MaxGradNorm: bcGradNormClip, Seed: seed}
 }
 
+// lastLoss is the last of an epoch-loss curve, 0 for none (PretrainPolicyProgress.Loss).
+func lastLoss(curve []float64) float64 {
+	if len(curve) == 0 {
+		return 0
+	}
+	return curve[len(curve)-1]
+}
+
 // PretrainPolicy is the behaviour-cloning warm start of a run (the spec's pretrain block):
 // it records pretrain.demos_per_task expert demonstrations of every task of the arm's suite
 // (bc.Collect, with DART noise; deterministic under the run's seed), trains the arm's policy
@@ -160,7 +168,7 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			report(bcProgress{Phase: contract.PhaseClone, Epoch: tr.Epochs(), Epochs: epochs})
+			report(bcProgress{Phase: contract.PhaseClone, Epoch: tr.Epochs(), Epochs: epochs, Loss: lastLoss(tr.epochLoss())})
 			if _, err := tr.epoch(ctx); err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err() // cancelled mid-epoch: the next attempt resumes from the last epoch's checkpoint
@@ -178,7 +186,7 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 			if err := wc.Publish(ctx); err != nil {
 				return err
 			}
-			report(bcProgress{Phase: contract.PhaseClone, Epoch: tr.Epochs(), Epochs: epochs, Checkpoint: wc.Ref(dir)})
+			report(bcProgress{Phase: contract.PhaseClone, Epoch: tr.Epochs(), Epochs: epochs, Checkpoint: wc.Ref(dir), Loss: lastLoss(tr.epochLoss())})
 		}
 		res.EpochLoss = tr.epochLoss()
 		params, err := tr.params()

@@ -236,6 +236,10 @@ type PretrainPolicyProgress struct {
 	Epoch      int    `json:"epoch"`
 	Epochs     int    `json:"epochs"`
 	Checkpoint string `json:"checkpoint,omitempty"`
+	// Loss is the training loss of the last finished epoch (0 before the first): the
+	// clone's own measure, cross-entropy in nats per action token for a VLA, so that a person
+	// watching a long clone sees it fall (or sit on a plateau) without opening a checkpoint.
+	Loss float64 `json:"loss,omitempty"`
 }
 
 // PretrainWorldModelProgress is the heartbeat payload of a running PretrainWorldModel: the
@@ -268,10 +272,14 @@ const (
 	PhaseEvaluate = "evaluating the clone"
 )
 
-// String describes the progress for a status line: "cloning (epoch 12/30)".
+// String describes the progress for a status line: "cloning (epoch 12/30)", and once an
+// epoch has finished "cloning (epoch 12/30, loss 2.954)".
 func (p PretrainPolicyProgress) String() string {
-	if p.Phase == PhaseClone {
+	if p.Phase != PhaseClone {
+		return p.Phase
+	}
+	if p.Loss == 0 {
 		return fmt.Sprintf("%s (epoch %d/%d)", p.Phase, p.Epoch, p.Epochs)
 	}
-	return p.Phase
+	return fmt.Sprintf("%s (epoch %d/%d, loss %.3f)", p.Phase, p.Epoch, p.Epochs, p.Loss)
 }
