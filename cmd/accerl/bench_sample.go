@@ -96,6 +96,10 @@ type sampleResult struct {
 	// imagined share of each batch.
 	Suite            string  `json:"suite,omitempty"`
 	ImaginationRatio float64 `json:"imagination_ratio"`
+	// VLALayers and PretrainFrom are --vla-layers and --pretrain-from as given (tabletop
+	// only; absent: 2 layers, each arm cloned from the demonstrations).
+	VLALayers    int    `json:"vla_layers,omitempty"`
+	PretrainFrom string `json:"pretrain_from,omitempty"`
 	// EvalEpisodes, EvalEvery and Greedy describe the evaluation protocol (EvalEpisodes 0:
 	// solved by the training-episode window instead).
 	EvalEpisodes int   `json:"eval_episodes"`
@@ -134,6 +138,8 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	greedy := fs.Bool("greedy", false, "evaluate the policy's most likely action instead of sampling it as in training (tabletop default true)")
 	obsSteps := fs.Int("obs-steps", 0, "with --env tabletop: M_obs pretraining steps of the pixel world model (0: the pixels block's default)")
 	fitSteps := fs.Int("wm-fit-steps", 8, "with --env tabletop: M_obs's online Adam steps on every update's real steps (the proprio head takes 6× as many; 0 keeps the pretrained pixel world model fixed)")
+	vlaLayers := fs.Int("vla-layers", 0, "with --env tabletop: the micro-VLA's transformer blocks in both arms (policy.vla.layers; 0 keeps 2), as `bench learn --vla-layers`")
+	pretrainFrom := fs.String("pretrain-from", "", "with --env tabletop: start both arms from a policy cloned before instead of cloning (pretrain.from): a run directory, a --bc-cache entry or a `bench bc --save-model` file; {seed} is replaced by the seed, e.g. 'spatial-vla-layers3-e40-seed{seed}.model' (docs/results/bc-models), and the network must match --vla-layers")
 	cacheDir := fs.String("bc-cache", "", "with --env tabletop: keep the behaviour-cloned policies in this directory, shared with 'accerl bench learn --bc-cache' (tabletop-SUITE-vla entries); without it the two arms of a seed still share one clone")
 	jsonOut := fs.String("json", "", "also write the results to this JSON file")
 	plotOut := fs.String("plot", "", "also draw both arms' evaluation curves (return against online steps, every seed) to this PNG file")
@@ -162,9 +168,13 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if !(*ratio > 0 && *ratio < 1) {
 			return fmt.Errorf("--imagination-ratio %g: give a share in (0, 1)", *ratio)
 		}
-	} else if *obsSteps != 0 || *cacheDir != "" || set["wm-fit-steps"] {
-		return fmt.Errorf("--obs-steps, --wm-fit-steps and --bc-cache are for --env tabletop (the pixel world model and the cloned VLA)")
+	} else if *obsSteps != 0 || *cacheDir != "" || set["wm-fit-steps"] || *vlaLayers != 0 || *pretrainFrom != "" {
+		return fmt.Errorf("--obs-steps, --wm-fit-steps, --bc-cache, --vla-layers and --pretrain-from are for --env tabletop (the pixel world model and the cloned VLA)")
 	}
+	if *vlaLayers < 0 {
+		return fmt.Errorf("--vla-layers %d: give the micro-VLA's transformer blocks, at least 1 (0 keeps 2)", *vlaLayers)
+	}
+	vlaOverrides := learnOverrides{given: map[string]bool{}, vlaLayers: *vlaLayers, pretrainFrom: *pretrainFrom}
 	if *obsSteps < 0 {
 		return fmt.Errorf("--obs-steps %d: give a positive number of M_obs steps, or 0 for the default", *obsSteps)
 	}
@@ -204,6 +214,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	ev := sampleEval{episodes: *evalEps, every: *evalEvery, hold: *hold, greedy: *greedy, window: *window, target: *target}
 	if tabletopArms {
 		res.Suite, ev.bc, ev.check = *suite, cache, fmt.Sprintf("tabletop-%s-vla", *suite)
+		res.VLALayers, res.PretrainFrom = *vlaLayers, *pretrainFrom
 	}
 	criterion := fmt.Sprintf("the mean of the last %d training episodes", *window)
 	if *evalEps > 0 {
@@ -229,6 +240,12 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		switch {
 		case tabletopArms:
 			base = sampleTabletopConfig(*suite, *budget)
+			if err := vlaOverrides.apply(ev.check, &base); err != nil {
+				return err
+			}
+			if base, err = withPretrainFrom(base, seed); err != nil {
+				return err
+			}
 			wmCfg = sampleTabletopWM(base, *offline, *ratio, *obsSteps, *fitSteps)
 		case *envKind == specs.EnvPendulum || *envKind == specs.EnvMountainCarContinuous:
 			// Continuous torque: the tokens head of `bench learn pendulum-tokens-ppo`.

@@ -128,10 +128,14 @@ func TestSampleTabletopFlags(t *testing.T) {
 		{[]string{"--env", "tabletop", "--suite", "kitchen"}, `--suite "kitchen": choose one of goal, long, object, spatial`},
 		{[]string{"--env", "tabletop", "--offline", "5"}, "--offline 5: the pixel world model holds out one episode in ten"},
 		{[]string{"--env", "tabletop", "--imagination-ratio", "1"}, "--imagination-ratio 1: give a share in (0, 1)"},
-		{[]string{"--obs-steps", "10"}, "--obs-steps, --wm-fit-steps and --bc-cache are for --env tabletop"},
-		{[]string{"--wm-fit-steps", "4"}, "--obs-steps, --wm-fit-steps and --bc-cache are for --env tabletop"},
+		{[]string{"--obs-steps", "10"}, "--obs-steps, --wm-fit-steps, --bc-cache, --vla-layers and --pretrain-from are for --env tabletop"},
+		{[]string{"--wm-fit-steps", "4"}, "--obs-steps, --wm-fit-steps, --bc-cache, --vla-layers and --pretrain-from are for --env tabletop"},
 		{[]string{"--env", "tabletop", "--obs-steps", "-1"}, "--obs-steps -1: give a positive number"},
 		{[]string{"--env", "tabletop", "--wm-fit-steps", "-2"}, "--wm-fit-steps -2: give a positive number"},
+		{[]string{"--vla-layers", "3"}, "--vla-layers and --pretrain-from are for --env tabletop"},
+		{[]string{"--pretrain-from", "x.model"}, "--vla-layers and --pretrain-from are for --env tabletop"},
+		{[]string{"--env", "tabletop", "--vla-layers", "-1"}, "--vla-layers -1: give the micro-VLA's transformer blocks, at least 1"},
+		{[]string{"--env", "tabletop", "--seeds", "4", "--pretrain-from", "/nonexistent/clone-seed{seed}.model"}, "--pretrain-from /nonexistent/clone-seed4.model: no such file or directory"},
 	} {
 		err := benchSample(context.Background(), tc.args, io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
