@@ -164,12 +164,13 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 			}
 			res.ResumedFrom = tr.Epochs()
 		}
+		loss := lastLoss(tr.epochLoss()) // the resumed epochs' last, for the progress line
 		for !tr.Done() {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			report(bcProgress{Phase: contract.PhaseClone, Epoch: tr.Epochs(), Epochs: epochs, Loss: lastLoss(tr.epochLoss())})
-			if _, err := tr.epoch(ctx); err != nil {
+			report(bcProgress{Phase: contract.PhaseClone, Epoch: tr.Epochs(), Epochs: epochs, Loss: loss})
+			if loss, err = tr.epoch(ctx); err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err() // cancelled mid-epoch: the next attempt resumes from the last epoch's checkpoint
 				}
@@ -186,7 +187,7 @@ func (t *Trainer) PretrainPolicy(ctx context.Context, in PretrainPolicyInput) (r
 			if err := wc.Publish(ctx); err != nil {
 				return err
 			}
-			report(bcProgress{Phase: contract.PhaseClone, Epoch: tr.Epochs(), Epochs: epochs, Checkpoint: wc.Ref(dir), Loss: lastLoss(tr.epochLoss())})
+			report(bcProgress{Phase: contract.PhaseClone, Epoch: tr.Epochs(), Epochs: epochs, Checkpoint: wc.Ref(dir), Loss: loss})
 		}
 		res.EpochLoss = tr.epochLoss()
 		params, err := tr.params()
