@@ -83,7 +83,7 @@ func benchBC(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	scoreSamples := fs.Int("score-samples", 2000, "vla: steps of the training demonstrations (and of the held-out ones) scored offline after training: token cross-entropy and accuracy, and the error of the decoded actions; 0 skips it")
 	decode := fs.String("decode", "argmax", "vla: how the evaluation picks each action token from its distribution: argmax, mean (the bin nearest the mean bin, as a regression head would predict) or median")
 	ensemble := fs.Int("ensemble", 0, "vla: temporal ensembling (ACT): query the policy every step and run the mean of the motion this many newest chunks (at most --chunk) predicted for the step, the newest chunk's gripper command; --execute is then ignored; 0 or 1 runs each chunk's first --execute actions")
-	saveModel := fs.String("save-model", "", "vla: write the trained model (the clone, before any DAgger round) to this file, and each DAgger round's to FILE.daggerN")
+	saveModel := fs.String("save-model", "", "vla: write the trained model (the clone, before any DAgger round) to this file, and each DAgger round's to FILE.daggerN; with --load-clone, the run's clone (a model file of a run directory)")
 	loadClone := fs.String("load-clone", "", "vla: start from the policy a run cloned (its run directory, its bc/final checkpoint, or a `bench learn --bc-cache` entry) instead of training one: it is evaluated, and with --dagger-rounds (and --dagger-control: more epochs on the demonstrations alone) trained further; the network flags must build the run's network")
 	loadModel := fs.String("load-model", "", "vla: evaluate the model of this file (from --save-model) instead of training one; --execute applies, the training flags do not")
 	daggerRounds := fs.Int("dagger-rounds", 0, "vla: DAgger rounds after cloning: each round the clone plays --dagger-episodes per task from random resets, the expert labels every state it visits with the chunk it would take from there, and the clone trains --dagger-epochs more over the demonstrations and all labelled states; 0 is plain BC")
@@ -145,6 +145,9 @@ func benchBC(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		if *loadModel != "" && *loadClone != "" {
 			return fmt.Errorf("bench bc: --load-model %s and --load-clone %s: give one model to start from", *loadModel, *loadClone)
+		}
+		if *loadModel != "" && *saveModel != "" {
+			return fmt.Errorf("bench bc: --save-model %s with --load-model %s: the model is a file already (copy it; --save-model writes a trained model or a --load-clone)", *saveModel, *loadModel)
 		}
 		v := vlaBenchFlags{holdout: *holdout, scoreSamples: *scoreSamples, decode: rule, ensemble: *ensemble, saveModel: *saveModel, loadModel: *loadModel, loadClone: *loadClone,
 			daggerRounds: *daggerRounds, daggerEpisodes: orDefault(*daggerEpisodes, *perTask), daggerEpochs: *daggerEpochs, daggerLR: *daggerLR, daggerMaxSteps: *daggerMaxSteps, daggerControl: *daggerControl, daggerWonOnly: *daggerWonOnly, daggerExpert: *daggerExpert, daggerKick: *daggerKick}

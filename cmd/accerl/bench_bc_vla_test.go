@@ -203,12 +203,22 @@ func TestBenchBCVLALoadClone(t *testing.T) {
 		}
 		return res
 	}
-	saved, clone := score("--load-model", modelFile), score("--load-clone", run)
+	exported := filepath.Join(dir, "exported.bin")
+	saved, clone := score("--load-model", modelFile), score("--load-clone", run, "--save-model", exported)
 	// The unfolded proprio layer differs from the saved one by float32 rounding only
 	// (SetFoldedParams' test); over the 50 scored steps' mean that moves the cross-entropy
 	// by far less than 1e-4 nats.
 	if d := math.Abs(clone.TrainScore.CrossEntropy - saved.TrainScore.CrossEntropy); d > 1e-4 || clone.LoadedModel != run {
 		t.Errorf("--load-clone: cross-entropy %v, --load-model's %v; loaded %q", clone.TrainScore.CrossEntropy, saved.TrainScore.CrossEntropy, clone.LoadedModel)
+	}
+	// --save-model with --load-clone writes the run's clone as a model file: loaded back,
+	// it is the same network, so it scores the same cross-entropy (the file stores the
+	// float32 parameters exactly; only the summation order could differ, far below 1e-6).
+	if back := score("--load-model", exported); math.Abs(back.TrainScore.CrossEntropy-clone.TrainScore.CrossEntropy) > 1e-6 {
+		t.Errorf("the exported clone scores %v, the clone %v", back.TrainScore.CrossEntropy, clone.TrainScore.CrossEntropy)
+	}
+	if err := benchBC(context.Background(), append(toy, "--load-model", modelFile, "--save-model", exported), &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "--save-model") {
+		t.Errorf("--load-model with --save-model: err %v, want it named", err)
 	}
 	more := score("--load-clone", run, "--dagger-rounds", "1", "--dagger-control", "--dagger-epochs", "1")
 	if len(more.DAgger) != 2 || len(more.DAgger[1].EpochLoss) != 1 {
