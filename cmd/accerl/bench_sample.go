@@ -78,6 +78,28 @@ type sampleSeed struct {
 	// RatioWithOffline counts the world model's offline steps as online ones:
 	// Baseline steps / (WorldModel steps + its offline steps), with the same bound.
 	RatioWithOffline float64 `json:"ratio_with_offline"`
+	// SolvedAtWarmStart: both arms' warm start (the behaviour-cloned policy, before any
+	// online step) already reached the target, so the seed measures nothing: its ratios are
+	// 0 and it is left out of the medians.
+	SolvedAtWarmStart bool `json:"solved_at_warm_start,omitempty"`
+}
+
+// rate sets s's ratios from its arms (see the fields).
+func (s *sampleSeed) rate() {
+	w, b := s.WorldModel, s.Baseline
+	if w.Reached && w.StepsToTarget == 0 && b.Reached && b.StepsToTarget == 0 {
+		s.SolvedAtWarmStart = true
+		return
+	}
+	if !w.Reached {
+		return
+	}
+	steps := b.StepsToTarget
+	if !b.Reached {
+		steps, s.RatioBound = b.EnvSteps, true
+	}
+	s.Ratio = stepRatio(steps, w.StepsToTarget)
+	s.RatioWithOffline = stepRatio(steps, w.StepsToTarget+w.OfflineSteps)
 }
 
 // sampleResult is the whole benchmark.
@@ -88,8 +110,11 @@ type sampleResult struct {
 	Budget      int64        `json:"budget_env_steps"`
 	OfflineTraj int          `json:"offline_trajectories"`
 	Seeds       []sampleSeed `json:"seeds"`
-	MedianRatio float64      `json:"median_ratio"`
-	// MedianRatioWithOffline is the median of the seeds' RatioWithOffline.
+	// MedianRatio is the median of the seeds' Ratio, over the seeds not solved at the warm
+	// start (MeasuredSeeds of them; 0 when none is).
+	MedianRatio   float64 `json:"median_ratio"`
+	MeasuredSeeds int     `json:"measured_seeds"`
+	// MedianRatioWithOffline is the median of the same seeds' RatioWithOffline.
 	MedianRatioWithOffline float64 `json:"median_ratio_with_offline"`
 	// Suite is the tabletop suite (--env tabletop), whose policy is the micro-VLA cloned
 	// from the suite's demonstrations in both arms; ImaginationRatio the world-model arm's
@@ -267,18 +292,14 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			return fmt.Errorf("seed %d, baseline arm: %w", seed, err)
 		}
 		fmt.Fprintf(stdout, "  seed %d no world model: %s\n", seed, describeArm(s.Baseline))
-		if s.WorldModel.Reached {
-			b := s.Baseline.StepsToTarget
-			if !s.Baseline.Reached {
-				b, s.RatioBound = s.Baseline.EnvSteps, true
-			}
-			s.Ratio = stepRatio(b, s.WorldModel.StepsToTarget)
-			s.RatioWithOffline = stepRatio(b, s.WorldModel.StepsToTarget+s.WorldModel.OfflineSteps)
+		if s.rate(); s.SolvedAtWarmStart {
+			fmt.Fprintf(stdout, "  seed %d: the warm start already reaches %g before any online step, in both arms: nothing to measure, left out of the median (raise --target, or start from a weaker clone with --pretrain-from)\n", seed, *target)
+		} else {
+			ratios, ratiosOff = append(ratios, s.Ratio), append(ratiosOff, s.RatioWithOffline)
 		}
-		ratios, ratiosOff = append(ratios, s.Ratio), append(ratiosOff, s.RatioWithOffline)
 		res.Seeds = append(res.Seeds, s)
 	}
-	res.MedianRatio, res.MedianRatioWithOffline = median(ratios), median(ratiosOff)
+	res.MedianRatio, res.MedianRatioWithOffline, res.MeasuredSeeds = median(ratios), median(ratiosOff), len(ratios)
 
 	fmt.Fprintln(stdout)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
@@ -288,14 +309,22 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if s.RatioBound {
 			bound = " (≥)"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%.0fs\t%s\t%.0fs\t%.2f×%s\t%.2f×%s\n", s.Seed, stepsWord(s.WorldModel), s.WorldModel.OfflineSteps, s.WorldModel.ImaginedSteps,
-			s.WorldModel.WallS, stepsWord(s.Baseline), s.Baseline.WallS, s.Ratio, bound, s.RatioWithOffline, bound)
+		ratio, ratioOff := fmt.Sprintf("%.2f×%s", s.Ratio, bound), fmt.Sprintf("%.2f×%s", s.RatioWithOffline, bound)
+		if s.SolvedAtWarmStart {
+			ratio, ratioOff = "- (warm start solved)", "-"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%.0fs\t%s\t%.0fs\t%s\t%s\n", s.Seed, stepsWord(s.WorldModel), s.WorldModel.OfflineSteps, s.WorldModel.ImaginedSteps,
+			s.WorldModel.WallS, stepsWord(s.Baseline), s.Baseline.WallS, ratio, ratioOff)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nmedian ratio of online steps (no world model / world model): %.2f× over %d seeds (%.2f× counting the world model's %d offline steps per seed)\n",
-		res.MedianRatio, len(seeds), res.MedianRatioWithOffline, medianOffline(res.Seeds))
+	if res.MeasuredSeeds == 0 {
+		fmt.Fprintf(stdout, "\nno seed measured anything: every warm start already reached %g (median_ratio 0 in the JSON)\n", *target)
+	} else {
+		fmt.Fprintf(stdout, "\nmedian ratio of online steps (no world model / world model): %.2f× over %d seeds (%.2f× counting the world model's %d offline steps per seed)\n",
+			res.MedianRatio, res.MeasuredSeeds, res.MedianRatioWithOffline, medianOffline(res.Seeds))
+	}
 	if *plotOut != "" {
 		if err := plotSample(*plotOut, res); err != nil {
 			return err
@@ -307,12 +336,9 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	return nil
 }
 
-// stepRatio is baseline/wm steps to the target; 1 when both are 0 (the warm start was
-// already at the target), and baseline/1 when only the world model's are.
+// stepRatio is baseline/wm steps to the target, baseline/1 when the world model's are 0
+// (sampleSeed.rate leaves out seeds where both are).
 func stepRatio(baseline, wm int64) float64 {
-	if baseline == 0 && wm == 0 {
-		return 1
-	}
 	return float64(baseline) / float64(max(1, wm))
 }
 

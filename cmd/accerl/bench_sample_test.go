@@ -33,6 +33,34 @@ func TestSolvedAt(t *testing.T) {
 	}
 }
 
+// TestSampleSeedRate: a seed's ratios by hand: both arms reached, only the world model
+// (the baseline's budget a lower bound), neither, and both solved by the warm start (no
+// ratio; left out of the median).
+func TestSampleSeedRate(t *testing.T) {
+	arm := func(steps int64, reached bool, offline int64) sampleArm {
+		return sampleArm{StepsToTarget: steps, Reached: reached, EnvSteps: 16384, OfflineSteps: offline}
+	}
+	for _, tc := range []struct {
+		name           string
+		wm, base       sampleArm
+		ratio, withOff float64
+		bound, atStart bool
+	}{
+		{"both", arm(1024, true, 3072), arm(8192, true, 0), 8, 2, false, false},            // 8192/1024; 8192/(1024+3072)
+		{"wm only", arm(4096, true, 4096), arm(0, false, 0), 4, 2, true, false},            // 16384/4096; 16384/8192
+		{"neither", arm(0, false, 100), arm(0, false, 0), 0, 0, false, false},              // no ratio
+		{"wm at 0 steps", arm(0, true, 4096), arm(2048, true, 0), 2048, 0.5, false, false}, // 2048/max(1, 0); 2048/4096
+		{"warm start", arm(0, true, 4096), arm(0, true, 0), 0, 0, false, true},
+	} {
+		s := sampleSeed{WorldModel: tc.wm, Baseline: tc.base}
+		s.rate()
+		if s.Ratio != tc.ratio || s.RatioWithOffline != tc.withOff || s.RatioBound != tc.bound || s.SolvedAtWarmStart != tc.atStart {
+			t.Errorf("%s: ratio %v, with offline %v, bound %v, solved at warm start %v; want %v, %v, %v, %v",
+				tc.name, s.Ratio, s.RatioWithOffline, s.RatioBound, s.SolvedAtWarmStart, tc.ratio, tc.withOff, tc.bound, tc.atStart)
+		}
+	}
+}
+
 // A short no-world-model arm runs segments of --eval-every steps' worth of updates, evaluates
 // at the end of each (as `accerl run` does with an evaluation block), and counts evaluation
 // steps apart from its online steps.
