@@ -158,10 +158,10 @@ func benchBCVLA(ctx context.Context, f bcBenchFlags, v vlaBenchFlags, cfg bc.VLA
 			tres.Samples += len(d.Actions)
 		}
 		fmt.Fprintf(stdout, "loaded %s (chunk %d, executing %d); recorded %d samples in %.0fs\n", loaded, model.Chunk, model.Execute, tres.Samples, collectS)
-		if v.loadClone != "" { // a run's clone written as a model file, before any DAgger round
-			if err := saveVLAModel(v.saveModel, model); err != nil {
-				return err
-			}
+		// A --load-clone's model written as a file, before any DAgger round (benchBC refuses
+		// --save-model with --load-model).
+		if err := saveVLAModel(v.saveModel, model); err != nil {
+			return err
 		}
 		if v.daggerRounds > 0 {
 			if err := tr.Adopt(model); err != nil {

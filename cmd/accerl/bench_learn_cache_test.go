@@ -262,9 +262,9 @@ func TestLearnVLACheckRecipe(t *testing.T) {
 	if c.Policy.VLA.Layers != 3 {
 		t.Errorf("the check's VLA has %d layers, want 3", c.Policy.VLA.Layers)
 	}
-	shallow := tabletopVLAConfig("spatial")
-	if err := (learnOverrides{given: map[string]bool{}, vlaLayers: 2}).apply("tabletop-spatial-vla", &shallow); err != nil || shallow.Policy.VLA.Layers != 2 {
-		t.Errorf("--vla-layers 2: %v, vla %+v", err, shallow.Policy.VLA)
+	shallow := twoLayerCheck(t)
+	if shallow.Policy.VLA.Layers != 2 {
+		t.Errorf("--vla-layers 2: vla %+v", shallow.Policy.VLA)
 	}
 	e3, _ := bcCache{dir: "c"}.entry("tabletop-spatial-vla", c, 1)
 	e2, _ := bcCache{dir: "c"}.entry("tabletop-spatial-vla", shallow, 1)
@@ -315,12 +315,20 @@ func TestVLAExampleIsTheCheck(t *testing.T) {
 	// loss plateau later; docs/results/vla-bc-notes.md).
 	got = parse(map[string]string{"epochs": "40", "final_episodes": "500"})
 	got.Policy.Hidden, got.Policy.Activation = nil, ""
-	if err := (learnOverrides{given: map[string]bool{}, vlaLayers: 2}).apply("tabletop-spatial-vla", &want); err != nil {
-		t.Fatal(err)
-	}
-	if d := configDiff(got, want); d != "" {
+	if d := configDiff(got, twoLayerCheck(t)); d != "" {
 		t.Errorf("examples/vla.hcl differs from the check with --vla-layers 2 (example vs check):\n%s", d)
 	}
+}
+
+// twoLayerCheck is the tabletop-spatial-vla check with --vla-layers 2: the check as it
+// stood before it trained 3 layers (the example's default depth, the committed bc-cache).
+func twoLayerCheck(t *testing.T) specs.Config {
+	t.Helper()
+	c := tabletopVLAConfig("spatial")
+	if err := (learnOverrides{given: map[string]bool{}, vlaLayers: 2}).apply("tabletop-spatial-vla", &c); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // configDiff lists the fields where two configs differ, as JSON paths with both values,
@@ -373,10 +381,7 @@ func TestCommittedClones(t *testing.T) {
 		t.Skipf("no committed clones (%v)", err)
 	}
 	// They are the 2-layer check's clones (sessions 20-23): entries of --vla-layers 2.
-	cfg := tabletopVLAConfig("spatial")
-	if err := (learnOverrides{given: map[string]bool{}, vlaLayers: 2}).apply("tabletop-spatial-vla", &cfg); err != nil {
-		t.Fatal(err)
-	}
+	cfg := twoLayerCheck(t)
 	c := bcCache{dir: "."}
 	want := map[string]bool{}
 	for seed := uint64(1); seed <= 3; seed++ {
