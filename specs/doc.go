@@ -189,6 +189,7 @@
 //	    #   obs_fit_steps     = 0         # online M_obs steps every obs_every updates (imagination_ratio > 0), >= 0
 //	    #   proprio_fit_steps = 0         # online proprio-head steps with them, >= 0
 //	    #   rew_fit_steps     = 0         # online M_rew steps every rew_every updates, >= 0
+//	    #   group             = 0         # imagined rollouts per start; >= 2 with adv_estimator = "grpo"
 //	    # }
 //	  }
 //

@@ -122,7 +122,9 @@ type Algorithm struct {
 	// (R − mean)/std, with no critic; steps of episodes the batch cuts get no policy
 	// gradient). On a sparse success reward this replaces the errors of a critic that
 	// cloning left untrained by the outcomes themselves. The value head still trains on GAE's
-	// returns; norm_adv does not apply (the groups normalise). Not with vtrace or imagination.
+	// returns; norm_adv does not apply (the groups normalise). Not with vtrace, nor with
+	// the state-vector world model's imagination; with the pixel world model's when it
+	// imagines each start in groups (world_model.pixels.group >= 2).
 	AdvEstimator string `json:"adv_estimator,omitempty"`
 	// RepeatStarts, above 1 and with AdvEstimatorGRPO, has every rollout environment play
 	// each start it draws (a tabletop task's layout after a reset) this many times in a row,

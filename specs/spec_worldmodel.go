@@ -33,6 +33,7 @@ const (
 	attrObsFitSteps    = "obs_fit_steps"
 	attrRewFitSteps    = "rew_fit_steps"
 	attrProprioFit     = "proprio_fit_steps"
+	attrGroup          = "group"
 
 	blockHorizon = "horizon"
 	attrStart    = "start"
@@ -138,6 +139,13 @@ type PixelWorldModel struct {
 	ObsFitSteps     int `json:"obs_fit_steps,omitempty"`
 	RewFitSteps     int `json:"rew_fit_steps,omitempty"`
 	ProprioFitSteps int `json:"proprio_fit_steps,omitempty"`
+	// Group is the number of imagined rollouts started from each real step drawn (0 or 1:
+	// one). algorithm.adv_estimator = "grpo" needs at least 2: it compares the rollouts of
+	// a start with each other by M_rew's success on their last imagined frame, as it
+	// compares real episodes of a task by the environment's success (what differs within a
+	// group is the sampled actions, as with algorithm.repeat_starts on real starts).
+	// Omitted from the JSON while 0, so specs without it keep their hash.
+	Group int `json:"group,omitempty"`
 }
 
 // DefaultPixelWorldModel is the measured `accerl bench pixel-wm` recipe at a size a run
@@ -199,6 +207,7 @@ var pixelWorldModelSchema = &hcl.BodySchema{
 		{Name: attrObsFitSteps},
 		{Name: attrRewFitSteps},
 		{Name: attrProprioFit},
+		{Name: attrGroup},
 	},
 }
 
@@ -272,6 +281,7 @@ func (d *decoder) decodePixelWorldModel(block *hcl.Block, p **PixelWorldModel) {
 	d.setInt(a, pre, attrObsFitSteps, &cp.ObsFitSteps, between(0, 1e6))
 	d.setInt(a, pre, attrRewFitSteps, &cp.RewFitSteps, between(0, 1e6))
 	d.setInt(a, pre, attrProprioFit, &cp.ProprioFitSteps, between(0, 1e6))
+	d.setInt(a, pre, attrGroup, &cp.Group, between(0, 1024))
 }
 
 // decodeHorizon applies a horizon block onto h.
@@ -344,6 +354,11 @@ func checkPixelWorldModel(c Config, src *sources, add func(subject hcl.Range, su
 		add(src.blame(pathWorldModelPixels, pathImaginationRatio), "Online fits without imagined training",
 			fmt.Sprintf("world_model.pixels sets online fits (obs_fit_steps %d, rew_fit_steps %d, proprio_fit_steps %d), which run during imagined training only, and imagination_ratio is %g. Set imagination_ratio > 0 (with the VLA in sync mode), or set the fit steps to 0.",
 				px.ObsFitSteps, px.RewFitSteps, px.ProprioFitSteps, w.ImaginationRatio))
+	}
+	if px := w.Pixels; px.Group > 1 && (!(w.ImaginationRatio > 0) || c.Algorithm.AdvEstimator != AdvEstimatorGRPO) {
+		add(src.blame(pathWorldModelPixels, pathImaginationRatio, pathAdvEstimator), "Imagined groups without GRPO on imagined rollouts",
+			fmt.Sprintf("world_model.pixels.group = %d imagines each start %d times so that GRPO can compare the rollouts of a start, but imagination_ratio is %g and algorithm.adv_estimator is %q. Set imagination_ratio > 0 and adv_estimator = \"grpo\", or drop group.",
+				px.Group, px.Group, w.ImaginationRatio, c.Algorithm.AdvEstimator))
 	}
 	if w.OfflineTrajectories == 0 {
 		add(src.blame(joinPath(blockWorldModel, attrOfflineTrajectories), pathWorldModelPixels), "Pixel world model without offline data",

@@ -98,9 +98,13 @@ func checkArm(arm Arm, src *sources) hcl.Diagnostics {
 			add(src.blame(pathAdvEstimator, pathAlgorithmName), "GRPO advantages with v-trace",
 				"algorithm.adv_estimator = \"grpo\" replaces the policy's advantages by the episodes' group-relative outcomes, but v-trace computes its own off-policy advantages. Use algorithm \"ppo\", \"gipo\" or \"sapo\" with grpo, or adv_estimator = \"gae\" with vtrace.")
 		}
-		if w := c.WorldModel; w.Enabled && w.ImaginationRatio > 0 {
+		if w := c.WorldModel; w.Enabled && w.ImaginationRatio > 0 && w.Pixels == nil {
 			add(src.blame(pathAdvEstimator, pathImaginationRatio), "GRPO advantages with imagined rollouts",
-				fmt.Sprintf("algorithm.adv_estimator = \"grpo\" scores whole episodes by their outcome, and the world model's imagined rollouts (imagination_ratio %g) are %d-step pieces that end none. Use adv_estimator = \"gae\" with a world model, or set world_model.imagination_ratio = 0.", w.ImaginationRatio, w.Horizon.Start))
+				fmt.Sprintf("algorithm.adv_estimator = \"grpo\" scores whole episodes by their outcome, and the state-vector world model's imagined rollouts (imagination_ratio %g) are %d-step pieces that end none. Use adv_estimator = \"gae\" with this world model, or set world_model.imagination_ratio = 0.", w.ImaginationRatio, w.Horizon.Start))
+		} else if w.Enabled && w.ImaginationRatio > 0 && w.Pixels.Group < 2 {
+			add(src.blame(pathAdvEstimator, pathImaginationRatio, pathWorldModelPixels), "GRPO advantages with single imagined rollouts",
+				fmt.Sprintf("algorithm.adv_estimator = \"grpo\" compares episodes with each other, and the pixel world model imagines one rollout per start (world_model.pixels.group = %d), so an imagined rollout has nothing to be compared with. Set world_model.pixels.group = 8 (8 rollouts per start, judged by M_rew's success on their last frame), use adv_estimator = \"gae\", or set world_model.imagination_ratio = 0.",
+					w.Pixels.Group))
 		}
 	}
 	if a := c.Algorithm; a.RepeatStarts > 1 && a.AdvEstimator != AdvEstimatorGRPO {

@@ -99,7 +99,9 @@ type Config struct {
 	// each episode that ends in the batch is judged against the batch's other episodes of its
 	// task, with no critic, and the advantages are used as they come (no further
 	// normalisation). The critic still trains on GAE's returns. Not with v-trace, nor with
-	// imagined rollouts (their pieces end no episode).
+	// the state-vector world model's imagined rollouts (their pieces end no episode); with
+	// the pixel world model only when it imagines every start in groups
+	// (PixelWMSettings.Group ≥ 2), whose rollouts it compares by M_rew's success.
 	AdvEstimator string `json:"adv_estimator,omitempty"`
 	// TaskObs [from, to) are the observation values that name an episode's task (the
 	// tabletop's one-hot task index), read from its first step: AdvGRPO's groups. Empty
@@ -401,8 +403,11 @@ func (c Config) Validate() error {
 		if c.Learner.Algo == kernels.AlgoVTrace {
 			bad("adv estimator %q: v-trace computes its own advantages; use ppo, gipo or sapo", AdvGRPO)
 		}
-		if c.WorldModel.Enabled && c.WorldModel.ImaginationRatio > 0 || c.PixelWM.Enabled {
-			bad("adv estimator %q needs whole episodes, and imagined rollouts are pieces of none; use %q with a world model", AdvGRPO, AdvGAE)
+		if c.WorldModel.Enabled && c.WorldModel.ImaginationRatio > 0 {
+			bad("adv estimator %q needs whole episodes, and the state-vector world model's imagined rollouts are pieces of none; use %q with a world model", AdvGRPO, AdvGAE)
+		}
+		if c.PixelWM.Enabled && c.PixelWM.Group < 2 {
+			bad("adv estimator %q with the pixel world model compares the imagined rollouts of each start, which needs at least 2 of them (pixel world model group %d); set the group to 2 or more, or use %q", AdvGRPO, c.PixelWM.Group, AdvGAE)
 		}
 		if c.TaskObs[0] < 0 || c.TaskObs[1] < c.TaskObs[0] {
 			bad("task observation range [%d, %d) is not a range", c.TaskObs[0], c.TaskObs[1])

@@ -54,6 +54,14 @@ type PixelWMSettings struct {
 	ObsFitSteps     int `json:"obs_fit_steps,omitempty"`
 	RewFitSteps     int `json:"rew_fit_steps,omitempty"`
 	ProprioFitSteps int `json:"proprio_fit_steps,omitempty"`
+	// Group is the number of imagined rollouts started from each drawn real step (0 or 1:
+	// one). With AdvGRPO, at least 2: a group's rollouts differ only in the actions the
+	// policy samples (and M_obs's noise), and GRPO compares them by their outcome, M_rew's
+	// success on the rollout's last imagined frame (p_success ≥ 0.5; Chunk.Success), as it
+	// compares real episodes by the environment's success. A rollout that runs to the
+	// horizon or that M_rew ends is an ended imagined episode (Truncated or Terminated);
+	// the one the update's quota cuts ends none and gets no GRPO advantage.
+	Group int `json:"group,omitempty"`
 	// ValSamples is the number of each update's real transitions on which M_obs's
 	// one-step error over copying the last frame's is measured before any fit
 	// (UpdateReport.WMValLoss, the horizon schedule's loss; 0: DefaultPixelValSamples).
@@ -74,6 +82,9 @@ func (s PixelWMSettings) validate() error {
 	if min(s.ObsEvery, s.RewEvery, s.ObsFitSteps, s.RewFitSteps, s.ProprioFitSteps, s.ValSamples) < 0 {
 		errs = append(errs, fmt.Errorf("online fit settings must not be negative, got every %d/%d, steps %d/%d/%d, %d validation samples",
 			s.ObsEvery, s.RewEvery, s.ObsFitSteps, s.RewFitSteps, s.ProprioFitSteps, s.ValSamples))
+	}
+	if s.Group < 0 {
+		errs = append(errs, fmt.Errorf("rollouts per start (group) must not be negative (0 or 1: one), got %d", s.Group))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("pixel world model: %w", err)
@@ -248,13 +259,22 @@ func (p *pixelImaginer) imagine(ctx context.Context, net kernels.Network, chunks
 	var rows []*pixelRow
 	// The first round starts ceil(quota/H) rollouts; when M_rew's terminations cut them
 	// short, later rounds size themselves by the mean length so far (at most eight rounds).
+	// With groups, every drawn start begins G rollouts in a row, which share a group id
+	// (Chunk.Start, from 1; imagined chunks otherwise have 0).
+	G := max(1, p.set.Group)
 	perStart, got := float64(H), 0
 	for round := 0; round < 8 && got < quota; round++ {
-		n := int(math.Ceil(float64(quota-got) / perStart))
+		n := int(math.Ceil(float64(quota-got)/perStart/float64(G))) * G
 		batch := make([]*pixelRow, n)
-		for i := range batch {
+		for i := 0; i < n; i += G {
 			s := starts[p.rng.IntN(len(starts))]
-			batch[i] = p.startRow(s.c, s.t, obsDim, frameBytes, int64(len(rows)+i))
+			for g := range G {
+				seq := int64(len(rows) + i + g)
+				batch[i+g] = p.startRow(s.c, s.t, obsDim, frameBytes, seq)
+				if G > 1 {
+					batch[i+g].c.Start = uint64(len(rows)+i)/uint64(G) + 1
+				}
+			}
 		}
 		if err := p.roll(ctx, fnet, batch, shape, version, obsDim); err != nil {
 			return nil, err
@@ -276,7 +296,10 @@ func (p *pixelImaginer) imagine(ctx context.Context, net kernels.Network, chunks
 		}
 		if !c.Terminated {
 			c.NextObs, c.NextFrame = r.obs(), r.frame()
+			// Ran to the horizon: the imagined episode's time limit.
+			c.Truncated = true
 		}
+		c.Success = r.pNow >= 0.5
 		if c.Len() > left {
 			cutChunk(c, left, len(c.Obs)/c.Len(), len(c.Frames)/c.Len(), shape)
 		}
@@ -299,7 +322,7 @@ func (p *pixelImaginer) imagine(ctx context.Context, net kernels.Network, chunks
 func cutChunk(c *Chunk, n, obsDim, frameBytes int, shape ActionShape) {
 	c.NextObs = slices.Clone(c.Obs[n*obsDim : (n+1)*obsDim])
 	c.NextFrame = slices.Clone(c.Frames[n*frameBytes : (n+1)*frameBytes])
-	c.Terminated = false
+	c.Terminated, c.Truncated, c.Success = false, false, false
 	c.Obs, c.Frames = c.Obs[:n*obsDim], c.Frames[:n*frameBytes]
 	c.Actions, c.ContActions = c.Actions[:n*shape.Tokens], c.ContActions[:n*shape.Reals]
 	c.LogProbs, c.Values, c.Rewards, c.Versions = c.LogProbs[:n*shape.LogProbs], c.Values[:n], c.Rewards[:n], c.Versions[:n]

@@ -331,3 +331,99 @@ func resumeMatchesStraight(t *testing.T, start func(*Snapshot) *Engine, snap *Sn
 	}
 	return resumed, straight
 }
+
+// TestPixelImaginationGroups covers GRPO on imagined rollouts (PixelWMSettings.Group):
+// without groups GRPO with imagination is refused; with groups of 4 the imagined rollouts
+// come four to a start, each ended by the horizon or M_rew and marked with M_rew's verdict
+// on its last frame; and the trainer judges every group by those verdicts alone, beside
+// the real episodes of the batch, whose outcomes are their rewards.
+func TestPixelImaginationGroups(t *testing.T) {
+	ctx := context.Background()
+	cfg := pixelWMConfig()
+	cfg.AdvEstimator = AdvGRPO
+	if _, err := New(cfg, nil, walkFactory); err == nil || !strings.Contains(err.Error(), "needs at least 2 of them") {
+		t.Fatalf("GRPO with one imagined rollout per start: %v", err)
+	}
+	cfg.PixelWM.Group = 4
+	d, err := New(cfg, nil, walkFactory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tinyPixelWM(3)
+	if err := d.SetPixelWorldModel(m); err != nil {
+		t.Fatal(err)
+	}
+	chunks := walkChunks(t, d)
+	img, err := d.pix.imagine(ctx, d.tr.model(), chunks, d.shape, 0, 30, d.frameBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := 0
+	for i, ch := range img {
+		steps += ch.Len()
+		// Rollouts 4g..4g+3 are group g+1's and start from one real step: the same frame.
+		if want := uint64(i/4 + 1); ch.Start != want || !slices.Equal(ch.Frames[:d.frameBytes], img[i/4*4].Frames[:d.frameBytes]) {
+			t.Errorf("imagined chunk %d: group %d, want %d, and its group's first frame", i, ch.Start, want)
+		}
+		if i == len(img)-1 && steps == 30 && ch.Len() < 3 && !ch.Terminated {
+			continue // the quota cut it: an episode that ends in no outcome
+		}
+		if ch.Terminated == ch.Truncated {
+			t.Errorf("imagined chunk %d: terminated %v, truncated %v; want one (M_rew ended it, or the horizon)", i, ch.Terminated, ch.Truncated)
+		}
+		if ch.Truncated {
+			// The verdict is M_rew's on the frame the rollout ends at (its NextFrame).
+			p, _ := m.Rew.Predict([][][]uint8{{ch.NextFrame[:banditImage*banditImage*3]}})
+			if ch.Success != (p[0] >= 0.5) {
+				t.Errorf("imagined chunk %d: success %v, M_rew's p_success on its last frame %v", i, ch.Success, p[0])
+			}
+		}
+	}
+	if steps != 30 {
+		t.Errorf("%d imagined steps, want the quota of 30", steps)
+	}
+
+	// Hand-made batch: group 1 has one success in four plus a cut rollout, group 2 none in
+	// two; the real episodes one success in two (every real episode of the walk is one task).
+	mk := func(env int, seq int64, start uint64, rewards []float64, ended, success bool) *Chunk {
+		c := &Chunk{Env: env, Seq: seq, Start: start, Rewards: rewards, Success: success}
+		n := len(rewards)
+		c.Obs = make([]float64, 2*n)
+		c.Frames = make([]byte, n*d.frameBytes)
+		c.Actions, c.LogProbs = make([]int, n*d.shape.Tokens), make([]float64, n*d.shape.LogProbs)
+		c.Values, c.Versions = make([]float64, n), make([]int64, n)
+		switch {
+		case env >= 0:
+			c.Terminated = true
+		case ended:
+			c.Truncated = true
+		}
+		if !c.Terminated {
+			c.NextObs, c.NextFrame = make([]float64, 2), make([]byte, d.frameBytes)
+		}
+		return c
+	}
+	inc := []float64{0.3, -0.1} // imagined p_success increments: the critic's, not GRPO's
+	batch := []*Chunk{
+		mk(-1, 0, 1, inc, true, true), mk(-1, 1, 1, inc, true, false), mk(-1, 2, 1, inc, true, false), mk(-1, 3, 1, inc, true, false),
+		mk(-1, 4, 2, inc, true, false), mk(-1, 5, 2, inc, true, false),
+		mk(-1, 6, 1, inc, false, true), // cut by the quota: no outcome
+		mk(0, 0, 0, []float64{0, 1}, true, true), mk(1, 0, 0, []float64{0, 0}, true, false),
+	}
+	d.tr.fill(batch)
+	d.tr.advantages()
+	// Group 1's outcomes 1 0 0 0: mean 1/4, sample std sqrt((9/16 + 3/16)/3) = 1/2, so
+	// (1 − 1/4)/(1/2) = 1.5 and (0 − 1/4)/(1/2) = −0.5; group 2's are equal: 0; the real
+	// ones 1 and 0: mean 1/2, std sqrt(1/2), ±1/sqrt(2). Tolerance: the kernel's 1e-6 on std.
+	want := []float64{1.5, -0.5, -0.5, -0.5, 0, 0, 0, math.Sqrt(0.5), -math.Sqrt(0.5)}
+	for i, w := range want {
+		for _, a := range d.tr.batch.Advantages[2*i : 2*i+2] {
+			if math.Abs(a-w) > 1e-5 {
+				t.Errorf("chunk %d: advantage %v, want %v", i, a, w)
+			}
+		}
+	}
+	if d.tr.grpoEpisodes != 8 {
+		t.Errorf("%d ended episodes, want 6 imagined and 2 real", d.tr.grpoEpisodes)
+	}
+}

@@ -29,6 +29,9 @@ type trainer struct {
 
 	boot     kernels.BootstrapScratch // V(NextObs) of bootstrapped chunks
 	episodes []kernels.EpisodePiece   // AdvGRPO: the batch's pieces as parts of episodes
+	// AdvGRPO: the rewards GRPO sums into each episode's outcome, the batch's rewards
+	// except on imagined chunks (see fill).
+	outcomes []float64
 	// AdvGRPO: the batch's ended episodes and those whose advantage moves the policy.
 	grpoEpisodes, grpoMoved int
 	undo                    undoState
@@ -165,7 +168,7 @@ func (t *trainer) fill(chunks []*Chunk) batchInfo {
 	}
 	var info batchInfo
 	var staleSum, staleN int64
-	t.episodes = t.episodes[:0]
+	t.episodes, t.outcomes = t.episodes[:0], t.outcomes[:0]
 	for i, c := range chunks {
 		if t.grpo() {
 			ep := kernels.EpisodePiece{Start: b.N, Len: c.Len(), Ends: c.Terminated || c.Truncated}
@@ -174,12 +177,27 @@ func (t *trainer) fill(chunks []*Chunk) batchInfo {
 				ep.Continues = prev.Env == c.Env && prev.Seq+1 == c.Seq && !prev.Terminated && !prev.Truncated
 			}
 			switch {
+			case c.Env < 0:
+				// An imagined rollout (the pixel world model's groups, PixelWMSettings.Group):
+				// judged against the other rollouts of its start by M_rew's success on its
+				// last frame, 1 or 0 as a real episode's sparse success reward sums to; the
+				// imagined rewards (p_success increments) still train the critic.
+				ep.Group = "imagined" + string(binary.LittleEndian.AppendUint64(nil, c.Start))
 			case t.cfg.RepeatStarts > 1:
 				ep.Group = string(binary.LittleEndian.AppendUint64(nil, c.Start)) // its start's plays
 			case !ep.Continues:
 				ep.Group = t.taskKey(c.Obs[:d]) // an episode's group is its first piece's
 			}
 			t.episodes = append(t.episodes, ep)
+			if c.Env < 0 {
+				n := len(t.outcomes)
+				t.outcomes = append(t.outcomes, make([]float64, c.Len())...)
+				if c.Success {
+					t.outcomes[n+c.Len()-1] = 1
+				}
+			} else {
+				t.outcomes = append(t.outcomes, c.Rewards...)
+			}
 		}
 		if !c.Terminated && len(c.NextObs) != d {
 			panic(fmt.Sprintf("engine: trainer: chunk (%d, %d) is not terminated but has %d next-observation values", c.Env, c.Seq, len(c.NextObs)))
@@ -238,7 +256,7 @@ func (t *trainer) advantages() {
 	}
 	if t.grpo() {
 		// The critic keeps GAE's returns as its targets; the policy gets the outcomes.
-		t.grpoEpisodes, _ = kernels.GroupAdvantages(b.Rewards, t.episodes, b.Advantages)
+		t.grpoEpisodes, _ = kernels.GroupAdvantages(t.outcomes, t.episodes, b.Advantages)
 		t.grpoMoved = 0
 		for _, ep := range t.episodes {
 			// An episode's advantage is one value on all its steps; count it at its first piece.

@@ -125,6 +125,9 @@ type sampleResult struct {
 	// only; absent: 2 layers, each arm cloned from the demonstrations).
 	VLALayers    int    `json:"vla_layers,omitempty"`
 	PretrainFrom string `json:"pretrain_from,omitempty"`
+	// GRPOGroup is --grpo-group: both arms trained with GRPO, the world-model arm
+	// imagining this many rollouts per start (absent: the critic recipe).
+	GRPOGroup int `json:"grpo_group,omitempty"`
 	// EvalEpisodes, EvalEvery and Greedy describe the evaluation protocol (EvalEpisodes 0:
 	// solved by the training-episode window instead).
 	EvalEpisodes int   `json:"eval_episodes"`
@@ -163,6 +166,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	greedy := fs.Bool("greedy", false, "evaluate the policy's most likely action instead of sampling it as in training (tabletop default true)")
 	obsSteps := fs.Int("obs-steps", 0, "with --env tabletop: M_obs pretraining steps of the pixel world model (0: the pixels block's default)")
 	fitSteps := fs.Int("wm-fit-steps", 8, "with --env tabletop: M_obs's online Adam steps on every update's real steps (the proprio head takes 6× as many; 0 keeps the pretrained pixel world model fixed)")
+	grpoGroup := fs.Int("grpo-group", 0, "with --env tabletop: train both arms with the VLA check's GRPO recipe (each ended episode against its task's others, learning rate 1e-5) instead of the critic one, the world-model arm imagining this many rollouts from each start and comparing them by M_rew's success (world_model.pixels.group, at least 2; 0: the critic recipe)")
 	vlaLayers := fs.Int("vla-layers", 0, "with --env tabletop: the micro-VLA's transformer blocks in both arms (policy.vla.layers; 0 keeps 2), as `bench learn --vla-layers`")
 	pretrainFrom := fs.String("pretrain-from", "", "with --env tabletop: start both arms from a policy cloned before instead of cloning (pretrain.from): a run directory, a --bc-cache entry or a `bench bc --save-model` file; {seed} is replaced by the seed, e.g. 'spatial-vla-layers3-e40-seed{seed}.model' (docs/results/bc-models), and the network must match --vla-layers")
 	cacheDir := fs.String("bc-cache", "", "with --env tabletop: keep the behaviour-cloned policies in this directory, shared with 'accerl bench learn --bc-cache' (tabletop-SUITE-vla entries); without it the two arms of a seed still share one clone")
@@ -193,8 +197,11 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if !(*ratio > 0 && *ratio < 1) {
 			return fmt.Errorf("--imagination-ratio %g: give a share in (0, 1)", *ratio)
 		}
-	} else if *obsSteps != 0 || *cacheDir != "" || set["wm-fit-steps"] || *vlaLayers != 0 || *pretrainFrom != "" {
-		return fmt.Errorf("--obs-steps, --wm-fit-steps, --bc-cache, --vla-layers and --pretrain-from are for --env tabletop (the pixel world model and the cloned VLA)")
+		if *grpoGroup == 1 || *grpoGroup < 0 {
+			return fmt.Errorf("--grpo-group %d: GRPO compares the imagined rollouts of a start with each other; give at least 2 (8 is a usual group), or 0 for the critic recipe", *grpoGroup)
+		}
+	} else if *obsSteps != 0 || *cacheDir != "" || set["wm-fit-steps"] || *vlaLayers != 0 || *pretrainFrom != "" || *grpoGroup != 0 {
+		return fmt.Errorf("--obs-steps, --wm-fit-steps, --bc-cache, --vla-layers, --pretrain-from and --grpo-group are for --env tabletop (the pixel world model and the cloned VLA)")
 	}
 	if *vlaLayers < 0 {
 		return fmt.Errorf("--vla-layers %d: give the micro-VLA's transformer blocks, at least 1 (0 keeps 2)", *vlaLayers)
@@ -239,7 +246,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	ev := sampleEval{episodes: *evalEps, every: *evalEvery, hold: *hold, greedy: *greedy, window: *window, target: *target}
 	if tabletopArms {
 		res.Suite, ev.bc, ev.check = *suite, cache, fmt.Sprintf("tabletop-%s-vla", *suite)
-		res.VLALayers, res.PretrainFrom = *vlaLayers, *pretrainFrom
+		res.VLALayers, res.PretrainFrom, res.GRPOGroup = *vlaLayers, *pretrainFrom, *grpoGroup
 	}
 	criterion := fmt.Sprintf("the mean of the last %d training episodes", *window)
 	if *evalEps > 0 {
@@ -257,21 +264,25 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		behaviour = "noisy-expert"
 		criterion += " (success rate; the behaviour-cloned warm start counts at 0 online steps)"
 	}
-	fmt.Fprintf(stdout, "%s: online env steps until %s reaches %g; budget %d steps per arm; world model pretrained on %d %s episodes, imagination ratio %g\n",
-		envLabel(*envKind, *suite), criterion, *target, *budget, *offline, behaviour, *ratio)
+	recipe := ""
+	if *grpoGroup > 0 {
+		recipe = fmt.Sprintf("; GRPO in both arms, %d imagined rollouts per start", *grpoGroup)
+	}
+	fmt.Fprintf(stdout, "%s: online env steps until %s reaches %g; budget %d steps per arm; world model pretrained on %d %s episodes, imagination ratio %g%s\n",
+		envLabel(*envKind, *suite), criterion, *target, *budget, *offline, behaviour, *ratio, recipe)
 	var ratios, ratiosOff []float64
 	for _, seed := range seeds {
 		var base, wmCfg specs.Config
 		switch {
 		case tabletopArms:
-			base = sampleTabletopConfig(*suite, *budget)
+			base = sampleTabletopConfig(*suite, *budget, *grpoGroup > 0)
 			if err := vlaOverrides.apply(ev.check, &base); err != nil {
 				return err
 			}
 			if base, err = withPretrainFrom(base, seed); err != nil {
 				return err
 			}
-			wmCfg = sampleTabletopWM(base, *offline, *ratio, *obsSteps, *fitSteps)
+			wmCfg = sampleTabletopWM(base, *offline, *ratio, *obsSteps, *fitSteps, *grpoGroup)
 		case *envKind == specs.EnvPendulum || *envKind == specs.EnvMountainCarContinuous:
 			// Continuous torque: the tokens head of `bench learn pendulum-tokens-ppo`.
 			base = tokensPendulum(specs.AlgorithmPPO)()
@@ -394,14 +405,20 @@ func sampleWMConfig(base specs.Config, offline int, ratio float64) specs.Config 
 
 // sampleTabletopConfig is the tabletop arms' shared setting: the micro-VLA of
 // `bench learn tabletop-SUITE-vla` (tabletopVLABase: both 32×32 cameras, the measured BC
-// recipe, action chunks of 8 executing 2, sync mode) with the best RL recipe measured with
-// a critic (GRPO, the check's, has none to use imagined steps with; README, "micro-VLA":
-// sampling temperature 0.03, learning rate 3e-6, batches of 4,096 steps, positive
-// advantages only, one critic-warmup update, updates without reward skipped, the value
-// head detached from the shared trunk), on a budget of online steps.
-func sampleTabletopConfig(suite string, budget int64) specs.Config {
+// recipe, action chunks of 8 executing 2, sync mode) with sampling temperature 0.03,
+// batches of 4,096 steps, positive advantages only and the value head detached from the
+// shared trunk (lowTemperatureVLA), on a budget of online steps. With grpo the advantages
+// are the check's (tabletopVLAConfig: GRPO, learning rate 1e-5; the world-model arm then
+// needs imagined groups, sampleTabletopWM); without, the best recipe measured with a
+// critic (README, "micro-VLA": learning rate 3e-6, one critic-warmup update, updates
+// without reward skipped).
+func sampleTabletopConfig(suite string, budget int64, grpo bool) specs.Config {
 	c := lowTemperatureVLA(tabletopVLABase(suite), budget)
 	a := &c.Algorithm
+	if grpo {
+		a.AdvEstimator = specs.AdvEstimatorGRPO
+		return c
+	}
 	a.LearningRate, a.CriticWarmup, a.SkipRewardless = 3e-6, 1, true
 	return c
 }
@@ -414,8 +431,9 @@ func sampleTabletopConfig(suite string, budget int64) specs.Config {
 // online on every update's real steps before it imagines; M_rew stays as pretrained (a
 // real rollout has one success frame per successful episode, the offline episodes linger
 // on theirs). The horizon rises from 5 at M_obs's one-step error equal to copying the
-// last frame's (loss 1) to 50 at half of it.
-func sampleTabletopWM(base specs.Config, offline int, ratio float64, obsSteps, fitSteps int) specs.Config {
+// last frame's (loss 1) to 50 at half of it. group > 0 imagines that many rollouts from
+// each start (world_model.pixels.group, for GRPO).
+func sampleTabletopWM(base specs.Config, offline int, ratio float64, obsSteps, fitSteps, group int) specs.Config {
 	c := base
 	w := &c.WorldModel
 	w.Enabled, w.OfflineTrajectories, w.Behaviour, w.History = true, offline, specs.WorldModelBehaviourExpertNoisy, 4
@@ -426,7 +444,7 @@ func sampleTabletopWM(base specs.Config, offline int, ratio float64, obsSteps, f
 	if obsSteps > 0 {
 		px.ObsSteps = obsSteps
 	}
-	px.ObsFitSteps, px.ProprioFitSteps = fitSteps, 6*fitSteps
+	px.ObsFitSteps, px.ProprioFitSteps, px.Group = fitSteps, 6*fitSteps, group
 	w.Pixels = &px
 	return c
 }

@@ -101,18 +101,22 @@ func TestSampleArmEvaluatesOnSchedule(t *testing.T) {
 // only the world-model arm records offline episodes and trains on imagined steps. Sizes are
 // the crash test's tiny VLA and pixel world model, so that the test takes seconds.
 func TestSampleTabletopArmsShareTheClone(t *testing.T) {
-	base := sampleTabletopConfig(tabletop.SuiteSpatial, 512)
-	base.Env.Tasks, base.Env.ImageSize = []int{0, 1}, 16
-	v := *base.Policy.VLA
-	v.Dim, v.Layers = 16, 1
-	base.Policy.VLA, base.Policy.ActionChunk, base.Policy.ExecuteSteps = &v, 4, 2
-	base.Pretrain.DemosPerTask, base.Pretrain.Epochs = 4, 2
-	base.Algorithm.BatchSteps, base.Algorithm.Epochs, base.Algorithm.Minibatches = 256, 1, 2
-	base.Pipeline.Workers, base.Pipeline.EnvsPerWorker, base.Pipeline.ChunkSteps = 2, 2, 64
-	wm := sampleTabletopWM(base, 10, 0.5, 10, 1)
-	px := *wm.WorldModel.Pixels
-	px.RewSteps, px.ProprioSteps = 50, 50
-	wm.WorldModel.Pixels, wm.WorldModel.History = &px, 2
+	tiny := func(grpo bool, group int) (base, wm specs.Config) {
+		base = sampleTabletopConfig(tabletop.SuiteSpatial, 512, grpo)
+		base.Env.Tasks, base.Env.ImageSize = []int{0, 1}, 16
+		v := *base.Policy.VLA
+		v.Dim, v.Layers = 16, 1
+		base.Policy.VLA, base.Policy.ActionChunk, base.Policy.ExecuteSteps = &v, 4, 2
+		base.Pretrain.DemosPerTask, base.Pretrain.Epochs = 4, 2
+		base.Algorithm.BatchSteps, base.Algorithm.Epochs, base.Algorithm.Minibatches = 256, 1, 2
+		base.Pipeline.Workers, base.Pipeline.EnvsPerWorker, base.Pipeline.ChunkSteps = 2, 2, 64
+		wm = sampleTabletopWM(base, 10, 0.5, 10, 1, group)
+		px := *wm.WorldModel.Pixels
+		px.RewSteps, px.ProprioSteps = 50, 50
+		wm.WorldModel.Pixels, wm.WorldModel.History = &px, 2
+		return base, wm
+	}
+	base, wm := tiny(false, 0)
 
 	ev := sampleEval{episodes: 2, every: 256, hold: 1, greedy: true, window: 5, target: 0.9,
 		bc: &bcCache{dir: t.TempDir()}, check: "tabletop-spatial-vla"}
@@ -144,6 +148,17 @@ func TestSampleTabletopArmsShareTheClone(t *testing.T) {
 		t.Fatalf("offline/imagined steps: baseline %d/%d, world model %d/%d; want only the world model's", first.OfflineSteps, first.ImaginedSteps,
 			second.OfflineSteps, second.ImaginedSteps)
 	}
+	// --grpo-group: the world-model arm with GRPO over groups of 4 imagined rollouts runs
+	// through the same path from the same clone and trains on imagined steps.
+	_, grpoWM := tiny(true, 4)
+	third, err := runSampleArm(ctx, grpoWM, 1, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !third.BCCached || third.EnvSteps != 512 || third.ImaginedSteps == 0 || *third.BCSuccess != *first.BCSuccess {
+		t.Fatalf("GRPO world-model arm: cached %v, %d online and %d imagined steps, warm start %v; want the cached clone, 512 and some", third.BCCached,
+			third.EnvSteps, third.ImaginedSteps, *third.BCSuccess)
+	}
 }
 
 // Bad flags of the tabletop benchmark are refused before anything trains, naming the flag
@@ -156,12 +171,15 @@ func TestSampleTabletopFlags(t *testing.T) {
 		{[]string{"--env", "tabletop", "--suite", "kitchen"}, `--suite "kitchen": choose one of goal, long, object, spatial`},
 		{[]string{"--env", "tabletop", "--offline", "5"}, "--offline 5: the pixel world model holds out one episode in ten"},
 		{[]string{"--env", "tabletop", "--imagination-ratio", "1"}, "--imagination-ratio 1: give a share in (0, 1)"},
-		{[]string{"--obs-steps", "10"}, "--obs-steps, --wm-fit-steps, --bc-cache, --vla-layers and --pretrain-from are for --env tabletop"},
-		{[]string{"--wm-fit-steps", "4"}, "--obs-steps, --wm-fit-steps, --bc-cache, --vla-layers and --pretrain-from are for --env tabletop"},
+		{[]string{"--obs-steps", "10"}, "--obs-steps, --wm-fit-steps, --bc-cache, --vla-layers, --pretrain-from and --grpo-group are for --env tabletop"},
+		{[]string{"--wm-fit-steps", "4"}, "--obs-steps, --wm-fit-steps, --bc-cache, --vla-layers, --pretrain-from and --grpo-group are for --env tabletop"},
 		{[]string{"--env", "tabletop", "--obs-steps", "-1"}, "--obs-steps -1: give a positive number"},
 		{[]string{"--env", "tabletop", "--wm-fit-steps", "-2"}, "--wm-fit-steps -2: give a positive number"},
-		{[]string{"--vla-layers", "3"}, "--vla-layers and --pretrain-from are for --env tabletop"},
-		{[]string{"--pretrain-from", "x.model"}, "--vla-layers and --pretrain-from are for --env tabletop"},
+		{[]string{"--vla-layers", "3"}, "--pretrain-from and --grpo-group are for --env tabletop"},
+		{[]string{"--pretrain-from", "x.model"}, "--pretrain-from and --grpo-group are for --env tabletop"},
+		{[]string{"--grpo-group", "8"}, "--pretrain-from and --grpo-group are for --env tabletop"},
+		{[]string{"--env", "tabletop", "--grpo-group", "1"}, "--grpo-group 1: GRPO compares the imagined rollouts of a start with each other; give at least 2"},
+		{[]string{"--env", "tabletop", "--grpo-group", "-3"}, "--grpo-group -3: GRPO compares"},
 		{[]string{"--env", "tabletop", "--vla-layers", "-1"}, "--vla-layers -1: give the micro-VLA's transformer blocks, at least 1"},
 		{[]string{"--env", "tabletop", "--seeds", "4", "--pretrain-from", "/nonexistent/clone-seed{seed}.model"}, "--pretrain-from /nonexistent/clone-seed4.model: no such file or directory"},
 	} {

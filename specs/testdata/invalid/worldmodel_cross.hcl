@@ -99,4 +99,65 @@ experiment "wm_cross" {
       pixels {}
     }
   }
+
+  # GRPO compares imagined rollouts only within groups of a start.
+  ablation "pixel_wm_grpo_single" {
+    env "tabletop" {
+      pixels = true
+    }
+    pipeline { mode = "sync" }
+    policy {
+      action = "tokens"
+      vla {}
+    }
+    algorithm "ppo" {
+      adv_estimator = "grpo"           # ERROR: GRPO advantages with single imagined rollouts
+    }
+    world_model {
+      enabled           = true
+      imagination_ratio = 0.5
+      pixels {}
+    }
+  }
+
+  # Imagined groups are for GRPO.
+  ablation "pixel_wm_group_gae" {
+    env "tabletop" {
+      pixels = true
+    }
+    pipeline { mode = "sync" }
+    policy {
+      action = "tokens"
+      vla {}
+    }
+    world_model {
+      enabled           = true
+      imagination_ratio = 0.5
+      pixels {                         # ERROR: Imagined groups without GRPO on imagined rollouts
+        group = 8
+      }
+    }
+  }
+
+  # No error: GRPO over groups of 8 imagined rollouts per start.
+  ablation "pixel_wm_grpo_groups" {
+    env "tabletop" {
+      pixels = true
+    }
+    pipeline { mode = "sync" }
+    policy {
+      action = "tokens"
+      vla {}
+    }
+    algorithm "ppo" {
+      adv_estimator = "grpo"
+    }
+    world_model {
+      enabled           = true
+      imagination_ratio = 0.5
+      pixels {
+        group = 8
+      }
+    }
+  }
 }
