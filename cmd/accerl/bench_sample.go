@@ -380,7 +380,11 @@ func plotSample(path string, res sampleResult) error {
 	if len(res.Seeds) == 1 {
 		seeds = fmt.Sprintf("seed %d", res.Seeds[0].Seed)
 	}
-	title := fmt.Sprintf("%s: mean of %d evaluation episodes, %s", envLabel(res.Env, res.Suite), res.EvalEpisodes, seeds)
+	mode := "sampled"
+	if res.Greedy {
+		mode = "greedy"
+	}
+	title := fmt.Sprintf("%s: mean of %d %s evaluation episodes, %s", envLabel(res.Env, res.Suite), res.EvalEpisodes, mode, seeds)
 	var opts reports.EvalCurveOptions
 	if res.Env == specs.EnvTabletop {
 		// Success rates from the warm start's (at 0 steps) on, over a budget of a few updates.
