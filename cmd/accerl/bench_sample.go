@@ -56,6 +56,12 @@ type sampleArm struct {
 	BCCached  bool     `json:"bc_cached,omitempty"`
 	// Curve is the evaluation mean return against online steps, one point per evaluation.
 	Curve []evalPoint `json:"eval_curve,omitempty"`
+	// GRPOEpisodes and GRPOMoved are, per update with GRPO advantages, the episodes that
+	// ended in its batch and those whose advantage moved the policy (their group held
+	// other outcomes); in the world-model arm they count the imagined rollouts too, so
+	// the excess over the real episodes of the arm without one is the imagined share.
+	GRPOEpisodes []int64 `json:"grpo_episodes_curve,omitempty"`
+	GRPOMoved    []int64 `json:"grpo_moved_curve,omitempty"`
 }
 
 // evalPoint is one evaluation of a sample-efficiency arm: its mean return, which on the
@@ -504,9 +510,14 @@ func runSampleArm(ctx context.Context, cfg specs.Config, seed uint64, ev sampleE
 		arm.BCSuccess = &st.PretrainSuccess
 	}
 	arm.DemoSteps = st.DemoSteps
-	_, episodes, err := runstore.ReadRun(dir)
+	metrics, episodes, err := runstore.ReadRun(dir)
 	if err != nil {
 		return arm, err
+	}
+	if cfg.Algorithm.AdvEstimator == specs.AdvEstimatorGRPO {
+		for _, m := range metrics {
+			arm.GRPOEpisodes, arm.GRPOMoved = append(arm.GRPOEpisodes, m.GRPOEpisodes), append(arm.GRPOMoved, m.GRPOMoved)
+		}
 	}
 	var returns []float64
 	for _, e := range episodes {
@@ -550,11 +561,11 @@ func solvedAt(curve []evalPoint, target float64, hold int) (int64, bool) {
 func describeArm(a sampleArm) string {
 	final := "no training episode finished"
 	if a.TrainEpisodes > 0 {
-		final = fmt.Sprintf("final mean training return %.1f", a.FinalReturn)
+		final = fmt.Sprintf("final mean training return %.4g", a.FinalReturn)
 	}
 	s := fmt.Sprintf("%s online steps, %d updates, %s, %.0fs", stepsWord(a), a.Updates, final, a.WallS)
 	if a.Evaluations > 0 {
-		s += fmt.Sprintf(", %d evaluations (%d eval steps, best %.1f)", a.Evaluations, a.EvalSteps, a.BestEval)
+		s += fmt.Sprintf(", %d evaluations (%d eval steps, best %.4g)", a.Evaluations, a.EvalSteps, a.BestEval)
 	}
 	if a.OfflineSteps > 0 || a.ImaginedSteps > 0 {
 		s += fmt.Sprintf(", %d offline steps, %d imagined steps, final horizon %d", a.OfflineSteps, a.ImaginedSteps, a.FinalHorizon)

@@ -159,6 +159,10 @@ func TestSampleTabletopArmsShareTheClone(t *testing.T) {
 		t.Fatalf("GRPO world-model arm: cached %v, %d online and %d imagined steps, warm start %v; want the cached clone, 512 and some", third.BCCached,
 			third.EnvSteps, third.ImaginedSteps, *third.BCSuccess)
 	}
+	// One GRPO count per update; the critic-recipe arms record none.
+	if len(third.GRPOEpisodes) != int(third.Updates) || len(third.GRPOMoved) != int(third.Updates) || len(first.GRPOEpisodes) != 0 {
+		t.Fatalf("GRPO curves: %v / %v over %d updates (baseline %v); want one count per update, none without GRPO", third.GRPOEpisodes, third.GRPOMoved, third.Updates, first.GRPOEpisodes)
+	}
 }
 
 // Bad flags of the tabletop benchmark are refused before anything trains, naming the flag
