@@ -189,14 +189,13 @@ func (t *trainer) fill(chunks []*Chunk) batchInfo {
 				ep.Group = t.taskKey(c.Obs[:d]) // an episode's group is its first piece's
 			}
 			t.episodes = append(t.episodes, ep)
+			n := len(t.outcomes)
+			t.outcomes = append(t.outcomes, c.Rewards...)
 			if c.Env < 0 {
-				n := len(t.outcomes)
-				t.outcomes = append(t.outcomes, make([]float64, c.Len())...)
+				clear(t.outcomes[n:])
 				if c.Success {
-					t.outcomes[n+c.Len()-1] = 1
+					t.outcomes[len(t.outcomes)-1] = 1
 				}
-			} else {
-				t.outcomes = append(t.outcomes, c.Rewards...)
 			}
 		}
 		if !c.Terminated && len(c.NextObs) != d {

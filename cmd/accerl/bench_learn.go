@@ -413,13 +413,12 @@ func trainCheck(ctx context.Context, stdout io.Writer, name string, cfg specs.Co
 			if m.Episodes > 0 && !math.IsNaN(m.Success) {
 				s.TrainSuccess = append(s.TrainSuccess, m.Success)
 			}
-			if cfg.Algorithm.AdvEstimator == specs.AdvEstimatorGRPO {
-				s.GRPOEpisodes = append(s.GRPOEpisodes, m.GRPOEpisodes)
-				s.GRPOMoved = append(s.GRPOMoved, m.GRPOMoved)
-			}
 			if m.EvalEpisodes > 0 && !math.IsNaN(m.EvalSampledSuccess) {
 				s.SampledCurve = append(s.SampledCurve, m.EvalSampledSuccess)
 			}
+		}
+		if cfg.Algorithm.AdvEstimator == specs.AdvEstimatorGRPO {
+			s.GRPOEpisodes, s.GRPOMoved = grpoCurves(metrics)
 		}
 		if n := len(s.SampledCurve); n > 0 {
 			s.FinalSampled = &s.SampledCurve[n-1]

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/accerl/accerl/activities"
-	"github.com/accerl/accerl/reports"
 	"github.com/accerl/accerl/runstate"
 	"github.com/accerl/accerl/runstore"
 	"github.com/accerl/accerl/specs"
@@ -256,11 +254,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	criterion := fmt.Sprintf("the mean of the last %d training episodes", *window)
 	if *evalEps > 0 {
-		mode := "sampled"
-		if *greedy {
-			mode = "greedy"
-		}
-		criterion = fmt.Sprintf("the mean of %d evaluation episodes (%s actions, every %d online steps; not counted as online steps)", *evalEps, mode, *evalEvery)
+		criterion = fmt.Sprintf("the mean of %d evaluation episodes (%s actions, every %d online steps; not counted as online steps)", *evalEps, evalMode(*greedy), *evalEvery)
 		if *hold > 1 {
 			criterion += fmt.Sprintf(", at %d evaluations in a row,", *hold)
 		}
@@ -357,46 +351,6 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // (sampleSeed.rate leaves out seeds where both are).
 func stepRatio(baseline, wm int64) float64 {
 	return float64(baseline) / float64(max(1, wm))
-}
-
-// envLabel names the benchmark's environment: the kind, and the suite on the tabletop.
-func envLabel(kind, suite string) string {
-	if kind == specs.EnvTabletop {
-		return kind + " " + suite
-	}
-	return kind
-}
-
-// plotSample draws every seed's evaluation curve of both arms.
-func plotSample(path string, res sampleResult) error {
-	var series []reports.EvalSeries
-	add := func(group int, label string, a sampleArm) {
-		s := reports.EvalSeries{Group: group, Label: label}
-		for _, p := range a.Curve {
-			s.X, s.Y = append(s.X, float64(p.EnvSteps)), append(s.Y, p.Return)
-		}
-		series = append(series, s)
-	}
-	wmLabel := fmt.Sprintf("world model (+%.0fk offline steps)", float64(medianOffline(res.Seeds))/1000)
-	for _, s := range res.Seeds {
-		add(0, wmLabel, s.WorldModel)
-		add(1, "no world model", s.Baseline)
-	}
-	seeds := fmt.Sprintf("%d seeds", len(res.Seeds))
-	if len(res.Seeds) == 1 {
-		seeds = fmt.Sprintf("seed %d", res.Seeds[0].Seed)
-	}
-	mode := "sampled"
-	if res.Greedy {
-		mode = "greedy"
-	}
-	title := fmt.Sprintf("%s: mean of %d %s evaluation episodes, %s", envLabel(res.Env, res.Suite), res.EvalEpisodes, mode, seeds)
-	var opts reports.EvalCurveOptions
-	if res.Env == specs.EnvTabletop {
-		// Success rates from the warm start's (at 0 steps) on, over a budget of a few updates.
-		opts = reports.EvalCurveOptions{YLabel: "evaluation success rate", Linear: true}
-	}
-	return reports.WriteEvalCurves(path, title, res.Target, series, opts)
 }
 
 // sampleWMConfig is base with the world model on: pretrained on offline random episodes,
@@ -515,9 +469,7 @@ func runSampleArm(ctx context.Context, cfg specs.Config, seed uint64, ev sampleE
 		return arm, err
 	}
 	if cfg.Algorithm.AdvEstimator == specs.AdvEstimatorGRPO {
-		for _, m := range metrics {
-			arm.GRPOEpisodes, arm.GRPOMoved = append(arm.GRPOEpisodes, m.GRPOEpisodes), append(arm.GRPOMoved, m.GRPOMoved)
-		}
+		arm.GRPOEpisodes, arm.GRPOMoved = grpoCurves(metrics)
 	}
 	var returns []float64
 	for _, e := range episodes {
@@ -558,28 +510,6 @@ func solvedAt(curve []evalPoint, target float64, hold int) (int64, bool) {
 	return 0, false
 }
 
-func describeArm(a sampleArm) string {
-	final := "no training episode finished"
-	if a.TrainEpisodes > 0 {
-		final = fmt.Sprintf("final mean training return %.4g", a.FinalReturn)
-	}
-	s := fmt.Sprintf("%s online steps, %d updates, %s, %.0fs", stepsWord(a), a.Updates, final, a.WallS)
-	if a.Evaluations > 0 {
-		s += fmt.Sprintf(", %d evaluations (%d eval steps, best %.4g)", a.Evaluations, a.EvalSteps, a.BestEval)
-	}
-	if a.OfflineSteps > 0 || a.ImaginedSteps > 0 {
-		s += fmt.Sprintf(", %d offline steps, %d imagined steps, final horizon %d", a.OfflineSteps, a.ImaginedSteps, a.FinalHorizon)
-	}
-	return s
-}
-
-func stepsWord(a sampleArm) string {
-	if a.Reached {
-		return fmt.Sprint(a.StepsToTarget)
-	}
-	return fmt.Sprintf("not reached in %d", a.EnvSteps)
-}
-
 func mean(x []float64) float64 {
 	s := 0.0
 	for _, v := range x {
@@ -600,12 +530,4 @@ func median(x []float64) float64 {
 		return y[n/2]
 	}
 	return (y[n/2-1] + y[n/2]) / 2
-}
-
-func medianOffline(seeds []sampleSeed) int64 {
-	var x []float64
-	for _, s := range seeds {
-		x = append(x, float64(s.WorldModel.OfflineSteps))
-	}
-	return int64(math.Round(median(x)))
 }
