@@ -190,6 +190,7 @@
 //	    #   proprio_fit_steps = 0         # online proprio-head steps with them, >= 0
 //	    #   rew_fit_steps     = 0         # online M_rew steps every rew_every updates, >= 0
 //	    #   group             = 0         # imagined rollouts per start; >= 2 with adv_estimator = "grpo"
+//	    #   temperature       = 0.3       # imagined rollouts' action sampling temperature, [0, 10]; 0: policy.vla's
 //	    # }
 //	  }
 //

@@ -146,6 +146,16 @@ type PixelWorldModel struct {
 	// group is the sampled actions, as with algorithm.repeat_starts on real starts).
 	// Omitted from the JSON while 0, so specs without it keep their hash.
 	Group int `json:"group,omitempty"`
+	// Temperature, when > 0, samples the imagined rollouts' action tokens at this
+	// temperature instead of policy.vla.temperature (exploring in imagination, where a step
+	// costs no environment), each recorded with the log-probability the policy gives it at
+	// its own temperature: the update treats imagined actions as the policy's own samples,
+	// so that with GRPO the rollouts of a start differ more and more of their groups
+	// disagree. It has no importance weight for the other temperature (a bias toward the
+	// imagined rollouts' actions, which the clip bounds per update). [0, 10]; 0 (the
+	// default) is the policy's temperature. Omitted from the JSON while 0, so specs
+	// without it keep their hash.
+	Temperature float64 `json:"temperature,omitempty"`
 }
 
 // DefaultPixelWorldModel is the measured `accerl bench pixel-wm` recipe at a size a run
@@ -208,6 +218,7 @@ var pixelWorldModelSchema = &hcl.BodySchema{
 		{Name: attrRewFitSteps},
 		{Name: attrProprioFit},
 		{Name: attrGroup},
+		{Name: attrTemp},
 	},
 }
 
@@ -282,6 +293,7 @@ func (d *decoder) decodePixelWorldModel(block *hcl.Block, p **PixelWorldModel) {
 	d.setInt(a, pre, attrRewFitSteps, &cp.RewFitSteps, between(0, 1e6))
 	d.setInt(a, pre, attrProprioFit, &cp.ProprioFitSteps, between(0, 1e6))
 	d.setInt(a, pre, attrGroup, &cp.Group, between(0, 1024))
+	d.setFloat(a, pre, attrTemp, &cp.Temperature, between(0, 10))
 }
 
 // decodeHorizon applies a horizon block onto h.
@@ -359,6 +371,11 @@ func checkPixelWorldModel(c Config, src *sources, add func(subject hcl.Range, su
 		add(src.blame(pathWorldModelPixels, pathImaginationRatio, pathAdvEstimator), "Imagined groups without GRPO on imagined rollouts",
 			fmt.Sprintf("world_model.pixels.group = %d imagines each start %d times so that GRPO can compare the rollouts of a start, but imagination_ratio is %g and algorithm.adv_estimator is %q. Set imagination_ratio > 0 and adv_estimator = \"grpo\", or drop group.",
 				px.Group, px.Group, w.ImaginationRatio, c.Algorithm.AdvEstimator))
+	}
+	if px := w.Pixels; px.Temperature > 0 && !(w.ImaginationRatio > 0) {
+		add(src.blame(pathWorldModelPixels, pathImaginationRatio), "Imagined sampling temperature without imagined training",
+			fmt.Sprintf("world_model.pixels.temperature = %g samples the actions of imagined rollouts, and imagination_ratio is %g, so nothing is imagined. Set imagination_ratio > 0 (with the VLA in sync mode), or drop temperature.",
+				px.Temperature, w.ImaginationRatio))
 	}
 	if w.OfflineTrajectories == 0 {
 		add(src.blame(joinPath(blockWorldModel, attrOfflineTrajectories), pathWorldModelPixels), "Pixel world model without offline data",

@@ -12,6 +12,7 @@ import (
 	"github.com/accerl/accerl/kernels/edm"
 	"github.com/accerl/accerl/kernels/edm/proprio"
 	"github.com/accerl/accerl/kernels/edm/reward"
+	"github.com/accerl/accerl/kernels/vla"
 )
 
 // streamPixelWM is the PCG stream (under Config.Seed) of the pixel world model's
@@ -62,6 +63,15 @@ type PixelWMSettings struct {
 	// horizon or that M_rew ends is an ended imagined episode (Truncated or Terminated);
 	// the one the update's quota cuts ends none and gets no GRPO advantage.
 	Group int `json:"group,omitempty"`
+	// Temperature, when > 0, samples the imagined rollouts' action tokens at this
+	// temperature instead of the policy's (a VLA's; exploring in imagination, where a step
+	// costs no environment), and records for each the log-probabilities the policy gives
+	// them at its own temperature, so that the update treats an imagined action as one the
+	// policy sampled: with GRPO, the rollouts of a start differ more and more groups
+	// disagree. Without an importance weight for the other temperature the update is
+	// biased toward the imagined rollouts' actions; the clip bounds each update's move.
+	// 0: the policy's temperature (as real rollouts).
+	Temperature float64 `json:"temperature,omitempty"`
 	// ValSamples is the number of each update's real transitions on which M_obs's
 	// one-step error over copying the last frame's is measured before any fit
 	// (UpdateReport.WMValLoss, the horizon schedule's loss; 0: DefaultPixelValSamples).
@@ -82,6 +92,9 @@ func (s PixelWMSettings) validate() error {
 	if min(s.ObsEvery, s.RewEvery, s.ObsFitSteps, s.RewFitSteps, s.ProprioFitSteps, s.ValSamples) < 0 {
 		errs = append(errs, fmt.Errorf("online fit settings must not be negative, got every %d/%d, steps %d/%d/%d, %d validation samples",
 			s.ObsEvery, s.RewEvery, s.ObsFitSteps, s.RewFitSteps, s.ProprioFitSteps, s.ValSamples))
+	}
+	if !(s.Temperature >= 0) || math.IsInf(s.Temperature, 0) {
+		errs = append(errs, fmt.Errorf("imagined sampling temperature must be a positive number (0: the policy's), got %v", s.Temperature))
 	}
 	if s.Group < 0 {
 		errs = append(errs, fmt.Errorf("rollouts per start (group) must not be negative (0 or 1: one), got %d", s.Group))
@@ -328,6 +341,30 @@ func cutChunk(c *Chunk, n, obsDim, frameBytes int, shape ActionShape) {
 	c.LogProbs, c.Values, c.Rewards, c.Versions = c.LogProbs[:n*shape.LogProbs], c.Values[:n], c.Rewards[:n], c.Versions[:n]
 }
 
+// act samples n imagined rows' action tokens with the imaginer's generator: at the
+// policy's temperature, or at PixelWMSettings.Temperature with logp the log-probabilities
+// the policy gives the sampled tokens at its own (a teacher-forced pass after sampling;
+// the policy's temperature is restored before it).
+func (p *pixelImaginer) act(fnet kernels.FrameNetwork, obs []float64, n int, a kernels.Actions, logp, values []float64) error {
+	if p.set.Temperature == 0 {
+		fnet.ActActions(obs, n, p.rng, a, logp, values)
+		return nil
+	}
+	vp, ok := fnet.(*vla.Policy)
+	if !ok {
+		return fmt.Errorf("pixel world model: an imagined sampling temperature (%v) needs the VLA policy, got %T", p.set.Temperature, fnet)
+	}
+	own := vp.PolicyConfig().Temperature
+	if own == 0 {
+		own = 1
+	}
+	vp.Net().SetTemperature(p.set.Temperature)
+	fnet.ActActions(obs, n, p.rng, a, logp, values)
+	vp.Net().SetTemperature(own) // the value the policy was built with: bit for bit its scale
+	fnet.Evaluate(obs, n, a, logp, make([]float64, len(logp)), values)
+	return nil
+}
+
 // startRow begins an imagined rollout from step t of the real chunk c: its History frames
 // and proprio vectors up to t, its instruction and observation.
 func (p *pixelImaginer) startRow(c *Chunk, t, obsDim, frameBytes int, seq int64) *pixelRow {
@@ -391,7 +428,9 @@ func (p *pixelImaginer) roll(ctx context.Context, fnet kernels.FrameNetwork, row
 		a := kernels.Actions{Tokens: make([]int, nl*shape.Tokens), Continuous: make([]float64, nl*shape.Reals)}
 		logp, values := make([]float64, nl*shape.LogProbs), make([]float64, nl)
 		fnet.SetFrames(frames)
-		fnet.ActActions(obs, nl, p.rng, a, logp, values)
+		if err := p.act(fnet, obs, nl, a, logp, values); err != nil {
+			return err
+		}
 		env := make([]float64, nl*shape.Env)
 		fnet.EnvActions(a, nl, env)
 		for i, r := range live {

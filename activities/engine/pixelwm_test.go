@@ -13,6 +13,7 @@ import (
 	"github.com/accerl/accerl/kernels/edm"
 	"github.com/accerl/accerl/kernels/edm/proprio"
 	"github.com/accerl/accerl/kernels/edm/reward"
+	"github.com/accerl/accerl/kernels/vla"
 )
 
 // colourWalk is colourBandit over episodes of walkSteps steps: the same frame throughout,
@@ -425,5 +426,72 @@ func TestPixelImaginationGroups(t *testing.T) {
 	}
 	if d.tr.grpoEpisodes != 8 {
 		t.Errorf("%d ended episodes, want 6 imagined and 2 real", d.tr.grpoEpisodes)
+	}
+}
+
+// TestPixelImaginationTemperature covers PixelWMSettings.Temperature: the imagined tokens
+// are drawn at that temperature — at 1e-3 nearly all are the policy's greedy tokens, which
+// sampling at the policy's own temperature (1, a random tiny VLA over 16 bins) is far
+// from — and recorded, either way, with the log-probabilities the policy gives them at its
+// own temperature (a teacher-forced pass over each recorded step gives the same), which
+// imagining leaves as it was.
+func TestPixelImaginationTemperature(t *testing.T) {
+	ctx := context.Background()
+	greedyShare := func(temp float64) float64 {
+		t.Helper()
+		cfg := pixelWMConfig()
+		cfg.PixelWM.Temperature = temp
+		d, err := New(cfg, nil, walkFactory)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.SetPixelWorldModel(tinyPixelWM(3)); err != nil {
+			t.Fatal(err)
+		}
+		net := d.tr.model().(*vla.Policy)
+		own := net.Net().Temperature()
+		img, err := d.pix.imagine(ctx, net, walkChunks(t, d), d.shape, 0, 60, d.frameBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after := net.Net().Temperature(); after != own {
+			t.Errorf("imagined temperature %v: the policy's temperature %v became %v", temp, own, after)
+		}
+		same, all := 0, 0
+		for _, c := range img {
+			n, nt := c.Len(), d.shape.Tokens
+			frames := make([][]byte, n)
+			for i := range frames {
+				frames[i] = c.Frames[i*d.frameBytes : (i+1)*d.frameBytes]
+			}
+			net.SetFrames(frames)
+			g := kernels.Actions{Tokens: make([]int, n*nt), Continuous: make([]float64, n*d.shape.Reals)}
+			net.Greedy(c.Obs, n, g)
+			logp, ent, vals := make([]float64, n*nt), make([]float64, n*nt), make([]float64, n)
+			net.Evaluate(c.Obs, n, kernels.Actions{Tokens: c.Actions, Continuous: c.ContActions}, logp, ent, vals)
+			for i, tok := range c.Actions {
+				all++
+				if tok == g.Tokens[i] {
+					same++
+				}
+				// Tolerance: float32 log-softmaxes of ~-2.8 through two paths (cached
+				// decoding or a teacher-forced pass over a batch of another size).
+				if math.Abs(logp[i]-c.LogProbs[i]) > 1e-4 {
+					t.Fatalf("imagined temperature %v: token %d recorded with log-probability %v, the policy gives it %v", temp, i, c.LogProbs[i], logp[i])
+				}
+			}
+		}
+		if all != 60*d.shape.Tokens {
+			t.Fatalf("imagined temperature %v: %d tokens, want the quota's %d", temp, all, 60*d.shape.Tokens)
+		}
+		return float64(same) / float64(all)
+	}
+	// Margins: at 1e-3 a token differs from the argmax only where two logits lie within
+	// ~1e-2 (e^-10); at temperature 1 over 16 near-uniform bins about 1 in 16 agree.
+	if s := greedyShare(1e-3); s < 0.95 {
+		t.Errorf("at imagined temperature 1e-3 %.2f of the tokens are greedy, want at least 0.95", s)
+	}
+	if s := greedyShare(0); s > 0.5 {
+		t.Errorf("at the policy's temperature %.2f of the tokens are greedy, want at most 0.5", s)
 	}
 }

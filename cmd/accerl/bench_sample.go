@@ -132,6 +132,10 @@ type sampleResult struct {
 	// GRPOGroup is --grpo-group: both arms trained with GRPO, the world-model arm
 	// imagining this many rollouts per start (absent: the critic recipe).
 	GRPOGroup int `json:"grpo_group,omitempty"`
+	// ImaginedTemperature is --imagined-temperature: the world-model arm's imagined
+	// rollouts sample their actions at it (world_model.pixels.temperature; absent: the
+	// policy's).
+	ImaginedTemperature float64 `json:"imagined_temperature,omitempty"`
 	// EvalEpisodes, EvalEvery and Greedy describe the evaluation protocol (EvalEpisodes 0:
 	// solved by the training-episode window instead).
 	EvalEpisodes int   `json:"eval_episodes"`
@@ -170,6 +174,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	greedy := fs.Bool("greedy", false, "evaluate the policy's most likely action instead of sampling it as in training (tabletop default true)")
 	obsSteps := fs.Int("obs-steps", 0, "with --env tabletop: M_obs pretraining steps of the pixel world model (0: the pixels block's default)")
 	fitSteps := fs.Int("wm-fit-steps", 8, "with --env tabletop: M_obs's online Adam steps on every update's real steps (the proprio head takes 6× as many; 0 keeps the pretrained pixel world model fixed)")
+	imgTemp := fs.Float64("imagined-temperature", 0, "with --env tabletop: the world-model arm's imagined rollouts sample their action tokens at this temperature, recorded with the policy's own log-probabilities (world_model.pixels.temperature, at most 10; 0: the policy's 0.03)")
 	grpoGroup := fs.Int("grpo-group", 0, "with --env tabletop: train both arms with the VLA check's GRPO recipe (each ended episode against its task's others, learning rate 1e-5) instead of the critic one, the world-model arm imagining this many rollouts from each start and comparing them by M_rew's success (world_model.pixels.group, at least 2; 0: the critic recipe)")
 	vlaLayers := fs.Int("vla-layers", 0, "with --env tabletop: the micro-VLA's transformer blocks in both arms (policy.vla.layers; 0 keeps 2), as `bench learn --vla-layers`")
 	pretrainFrom := fs.String("pretrain-from", "", "with --env tabletop: start both arms from a policy cloned before instead of cloning (pretrain.from): a run directory, a --bc-cache entry or a `bench bc --save-model` file; {seed} is replaced by the seed, e.g. 'spatial-vla-layers3-e40-seed{seed}.model' (docs/results/bc-models), and the network must match --vla-layers")
@@ -204,8 +209,11 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if *grpoGroup == 1 || *grpoGroup < 0 {
 			return fmt.Errorf("--grpo-group %d: GRPO compares the imagined rollouts of a start with each other; give at least 2 (8 is a usual group), or 0 for the critic recipe", *grpoGroup)
 		}
-	} else if *obsSteps != 0 || *cacheDir != "" || set["wm-fit-steps"] || *vlaLayers != 0 || *pretrainFrom != "" || *grpoGroup != 0 {
-		return fmt.Errorf("--obs-steps, --wm-fit-steps, --bc-cache, --vla-layers, --pretrain-from and --grpo-group are for --env tabletop (the pixel world model and the cloned VLA)")
+		if !(*imgTemp >= 0 && *imgTemp <= 10) {
+			return fmt.Errorf("--imagined-temperature %g: give a sampling temperature in (0, 10], or 0 for the policy's", *imgTemp)
+		}
+	} else if *obsSteps != 0 || *cacheDir != "" || set["wm-fit-steps"] || *vlaLayers != 0 || *pretrainFrom != "" || *grpoGroup != 0 || *imgTemp != 0 {
+		return fmt.Errorf("--obs-steps, --wm-fit-steps, --bc-cache, --vla-layers, --pretrain-from, --grpo-group and --imagined-temperature are for --env tabletop (the pixel world model and the cloned VLA)")
 	}
 	if *vlaLayers < 0 {
 		return fmt.Errorf("--vla-layers %d: give the micro-VLA's transformer blocks, at least 1 (0 keeps 2)", *vlaLayers)
@@ -250,7 +258,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	ev := sampleEval{episodes: *evalEps, every: *evalEvery, hold: *hold, greedy: *greedy, window: *window, target: *target}
 	if tabletopArms {
 		res.Suite, ev.bc, ev.check = *suite, cache, fmt.Sprintf("tabletop-%s-vla", *suite)
-		res.VLALayers, res.PretrainFrom, res.GRPOGroup = *vlaLayers, *pretrainFrom, *grpoGroup
+		res.VLALayers, res.PretrainFrom, res.GRPOGroup, res.ImaginedTemperature = *vlaLayers, *pretrainFrom, *grpoGroup, *imgTemp
 	}
 	criterion := fmt.Sprintf("the mean of the last %d training episodes", *window)
 	if *evalEps > 0 {
@@ -268,6 +276,9 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *grpoGroup > 0 {
 		recipe = fmt.Sprintf("; GRPO in both arms, %d imagined rollouts per start", *grpoGroup)
 	}
+	if *imgTemp > 0 {
+		recipe += fmt.Sprintf("; imagined actions sampled at temperature %g", *imgTemp)
+	}
 	fmt.Fprintf(stdout, "%s: online env steps until %s reaches %g; budget %d steps per arm; world model pretrained on %d %s episodes, imagination ratio %g%s\n",
 		envLabel(*envKind, *suite), criterion, *target, *budget, *offline, behaviour, *ratio, recipe)
 	var ratios, ratiosOff []float64
@@ -283,6 +294,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 				return err
 			}
 			wmCfg = sampleTabletopWM(base, *offline, *ratio, *obsSteps, *fitSteps, *grpoGroup)
+			wmCfg.WorldModel.Pixels.Temperature = *imgTemp
 		case *envKind == specs.EnvPendulum || *envKind == specs.EnvMountainCarContinuous:
 			// Continuous torque: the tokens head of `bench learn pendulum-tokens-ppo`.
 			base = tokensPendulum(specs.AlgorithmPPO)()

@@ -139,7 +139,23 @@ experiment "wm_cross" {
     }
   }
 
-  # No error: GRPO over groups of 8 imagined rollouts per start.
+  # The imagined sampling temperature samples imagined actions only.
+  ablation "pixel_wm_temperature_idle" {
+    env "tabletop" {
+      pixels = true
+    }
+    policy { action = "tokens" }
+    world_model {
+      enabled           = true
+      imagination_ratio = 0
+      pixels {                         # ERROR: Imagined sampling temperature without imagined training
+        temperature = 0.3
+      }
+    }
+  }
+
+  # No error: GRPO over groups of 8 imagined rollouts per start, imagined actions
+  # sampled at temperature 0.3.
   ablation "pixel_wm_grpo_groups" {
     env "tabletop" {
       pixels = true
@@ -156,7 +172,8 @@ experiment "wm_cross" {
       enabled           = true
       imagination_ratio = 0.5
       pixels {
-        group = 8
+        group       = 8
+        temperature = 0.3
       }
     }
   }

@@ -25,6 +25,10 @@ experiment "wm_values" {
       loss_low  = -0.1                 # ERROR: Value out of range
       slope     = 2                    # ERROR: Unsupported argument
     }
+    pixels {
+      group       = -1                 # ERROR: Value out of range
+      temperature = 11                 # ERROR: Value out of range
+    }
   }
 
   ablation "twice" {
