@@ -98,6 +98,10 @@ func (r *recorder) add(u engine.UpdateReport) {
 		GRPOEpisodes:   int64(u.Stats.GRPOEpisodes),
 		GRPOMoved:      int64(u.Stats.GRPOMoved),
 
+		GRPOImagined:        int64(u.Stats.GRPOImagined),
+		GRPOImaginedMoved:   int64(u.Stats.GRPOImaginedMoved),
+		GRPOImaginedSuccess: int64(u.Stats.GRPOImaginedSuccess),
+
 		EvalSampledReturn:  math.NaN(),
 		EvalSampledSuccess: math.NaN(),
 	})

@@ -62,6 +62,10 @@ type UpdateStats struct {
 	// positive under positive advantages): episodes whose group held other outcomes. Set by
 	// the engine's trainer, 0 otherwise.
 	GRPOEpisodes, GRPOMoved int
+	// GRPOImagined, GRPOImaginedMoved and GRPOImaginedSuccess are, of those, the ended
+	// imagined rollouts (a pixel world model's groups), those whose advantage moves the
+	// policy, and those M_rew judged successes. Set by the engine's trainer, 0 otherwise.
+	GRPOImagined, GRPOImaginedMoved, GRPOImaginedSuccess int
 }
 
 // growInts returns buf resliced to length n, reallocating only when its

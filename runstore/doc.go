@@ -105,6 +105,12 @@
 //	grpo_moved      int64    those of them whose advantage moved the policy: nonzero (positive under
 //	                         positive_advantages), so their group (task, or start with repeat_starts)
 //	                         held other outcomes
+//	grpo_imagined   int64    of grpo_episodes, the imagined rollouts of a pixel world model's groups
+//	                         (world_model.pixels.group); 0 otherwise and in files written before
+//	                         the column existed
+//	grpo_imagined_moved int64 of grpo_moved, the imagined rollouts
+//	grpo_imagined_success int64 of grpo_imagined, those M_rew judged successes (p_success >= 0.5 on
+//	                         their last imagined frame)
 //
 // episodes/seg-NNNNNN.arrow, one row per finished episode (EpisodeRow):
 //

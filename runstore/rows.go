@@ -40,6 +40,12 @@ type MetricsRow struct {
 	ValueOnly      int64   // value_only: 1 when the update trained the value alone (algorithm.critic_warmup, skip_rewardless), else 0
 	GRPOEpisodes   int64   // grpo_episodes: episodes that ended in the batch, under GRPO advantages (else 0)
 	GRPOMoved      int64   // grpo_moved: those of them whose advantage moved the policy (their group held other outcomes)
+	// GRPOImagined, GRPOImaginedMoved and GRPOImaginedSuccess split the imagined rollouts
+	// (a pixel world model's groups) off those counts: the ended ones, those that moved the
+	// policy, and those M_rew judged successes.
+	GRPOImagined        int64 // grpo_imagined
+	GRPOImaginedMoved   int64 // grpo_imagined_moved
+	GRPOImaginedSuccess int64 // grpo_imagined_success
 	// EvalSampledReturn and EvalSampledSuccess are eval_return and eval_success of the
 	// same evaluation episodes played again sampling the actions (evaluation.sampled), NaN
 	// if none.

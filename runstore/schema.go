@@ -100,6 +100,9 @@ var metricsTable = newTable("metrics", []column[MetricsRow]{
 	{name: "eval_sampled_success", f64: func(r *MetricsRow) *float64 { return &r.EvalSampledSuccess }},
 	{name: "grpo_episodes", i64: func(r *MetricsRow) *int64 { return &r.GRPOEpisodes }},
 	{name: "grpo_moved", i64: func(r *MetricsRow) *int64 { return &r.GRPOMoved }},
+	{name: "grpo_imagined", i64: func(r *MetricsRow) *int64 { return &r.GRPOImagined }},
+	{name: "grpo_imagined_moved", i64: func(r *MetricsRow) *int64 { return &r.GRPOImaginedMoved }},
+	{name: "grpo_imagined_success", i64: func(r *MetricsRow) *int64 { return &r.GRPOImaginedSuccess }},
 })
 
 // episodesTable is the schema of episodes/seg-NNNNNN.arrow.

@@ -57,7 +57,8 @@ func TestColumnNames(t *testing.T) {
 		"episodes", "success", "policy_version", "staleness", "steps_per_s", "inference_batch",
 		"queue_wait_ms", "trainer_busy", "cpu_util", "gpu_util", "gpu_mem", "horizon", "wm_val_loss",
 		"policy_loss", "value_loss", "entropy", "approx_kl", "clip_frac", "grad_norm",
-		"low_weight_frac", "ess", "lag_clip_frac", "lag_low_weight_frac", "lag_ess", "eval_return", "eval_episodes", "eval_success", "value_only", "eval_sampled_return", "eval_sampled_success", "grpo_episodes", "grpo_moved"}
+		"low_weight_frac", "ess", "lag_clip_frac", "lag_low_weight_frac", "lag_ess", "eval_return", "eval_episodes", "eval_success", "value_only", "eval_sampled_return", "eval_sampled_success", "grpo_episodes", "grpo_moved",
+		"grpo_imagined", "grpo_imagined_moved", "grpo_imagined_success"}
 	if got := MetricsColumns(); !slices.Equal(got, wantMetrics) {
 		t.Errorf("MetricsColumns() = %v\nwant %v", got, wantMetrics)
 	}

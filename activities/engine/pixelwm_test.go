@@ -427,6 +427,11 @@ func TestPixelImaginationGroups(t *testing.T) {
 	if d.tr.grpoEpisodes != 8 {
 		t.Errorf("%d ended episodes, want 6 imagined and 2 real", d.tr.grpoEpisodes)
 	}
+	// Moved: group 1's four and the two real ones (group 2's are equal); of the imagined
+	// six, group 1's four moved and one is a success (the cut rollout ended no episode).
+	if tr := d.tr; tr.grpoMoved != 6 || tr.grpoImagined != 6 || tr.grpoImaginedMoved != 4 || tr.grpoImaginedOK != 1 {
+		t.Errorf("moved %d, imagined %d (moved %d, successes %d); want 6, 6 (4, 1)", tr.grpoMoved, tr.grpoImagined, tr.grpoImaginedMoved, tr.grpoImaginedOK)
+	}
 }
 
 // TestPixelImaginationTemperature covers PixelWMSettings.Temperature: the imagined tokens

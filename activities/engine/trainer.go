@@ -32,9 +32,13 @@ type trainer struct {
 	// AdvGRPO: the rewards GRPO sums into each episode's outcome, the batch's rewards
 	// except on imagined chunks (see fill).
 	outcomes []float64
-	// AdvGRPO: the batch's ended episodes and those whose advantage moves the policy.
-	grpoEpisodes, grpoMoved int
-	undo                    undoState
+	// AdvGRPO: whether each of episodes is an imagined rollout (Chunk.Env < 0).
+	imagined []bool
+	// AdvGRPO: the batch's ended episodes and those whose advantage moves the policy, and
+	// the same counts of its ended imagined rollouts, with those M_rew judged successes.
+	grpoEpisodes, grpoMoved                         int
+	grpoImagined, grpoImaginedMoved, grpoImaginedOK int
+	undo                                            undoState
 }
 
 // undoState is what an update changes: the trainer puts it back when the
@@ -136,6 +140,7 @@ func (t *trainer) update(chunks []*Chunk) (kernels.UpdateStats, batchInfo, error
 	stats.ValueOnly = valueOnly
 	if t.grpo() {
 		stats.GRPOEpisodes, stats.GRPOMoved = t.grpoEpisodes, t.grpoMoved
+		stats.GRPOImagined, stats.GRPOImaginedMoved, stats.GRPOImaginedSuccess = t.grpoImagined, t.grpoImaginedMoved, t.grpoImaginedOK
 	}
 	t.updates++
 	t.version++
@@ -168,7 +173,7 @@ func (t *trainer) fill(chunks []*Chunk) batchInfo {
 	}
 	var info batchInfo
 	var staleSum, staleN int64
-	t.episodes, t.outcomes = t.episodes[:0], t.outcomes[:0]
+	t.episodes, t.outcomes, t.imagined = t.episodes[:0], t.outcomes[:0], t.imagined[:0]
 	for i, c := range chunks {
 		if t.grpo() {
 			ep := kernels.EpisodePiece{Start: b.N, Len: c.Len(), Ends: c.Terminated || c.Truncated}
@@ -188,7 +193,7 @@ func (t *trainer) fill(chunks []*Chunk) batchInfo {
 			case !ep.Continues:
 				ep.Group = t.taskKey(c.Obs[:d]) // an episode's group is its first piece's
 			}
-			t.episodes = append(t.episodes, ep)
+			t.episodes, t.imagined = append(t.episodes, ep), append(t.imagined, c.Env < 0)
 			n := len(t.outcomes)
 			t.outcomes = append(t.outcomes, c.Rewards...)
 			if c.Env < 0 {
@@ -256,11 +261,23 @@ func (t *trainer) advantages() {
 	if t.grpo() {
 		// The critic keeps GAE's returns as its targets; the policy gets the outcomes.
 		t.grpoEpisodes, _ = kernels.GroupAdvantages(t.outcomes, t.episodes, b.Advantages)
-		t.grpoMoved = 0
-		for _, ep := range t.episodes {
+		t.grpoMoved, t.grpoImagined, t.grpoImaginedMoved, t.grpoImaginedOK = 0, 0, 0, 0
+		for i, ep := range t.episodes {
 			// An episode's advantage is one value on all its steps; count it at its first piece.
-			if a := b.Advantages[ep.Start]; !ep.Continues && (a > 0 || a < 0 && !t.cfg.Learner.PositiveAdvantages) {
+			a := b.Advantages[ep.Start]
+			moved := !ep.Continues && (a > 0 || a < 0 && !t.cfg.Learner.PositiveAdvantages)
+			if moved {
 				t.grpoMoved++
+			}
+			if t.imagined[i] && ep.Ends {
+				// An imagined rollout is one piece; its outcome is on its last step.
+				t.grpoImagined++
+				if moved {
+					t.grpoImaginedMoved++
+				}
+				if t.outcomes[ep.Start+ep.Len-1] == 1 {
+					t.grpoImaginedOK++
+				}
 			}
 		}
 	}

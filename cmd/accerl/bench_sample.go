@@ -60,6 +60,18 @@ type sampleArm struct {
 	// the excess over the real episodes of the arm without one is the imagined share.
 	GRPOEpisodes []int64 `json:"grpo_episodes_curve,omitempty"`
 	GRPOMoved    []int64 `json:"grpo_moved_curve,omitempty"`
+	// Imagined is the imagined rollouts' share of those counts, per update (world-model
+	// arm with GRPO only).
+	Imagined *imaginedGRPO `json:"grpo_imagined,omitempty"`
+}
+
+// imaginedGRPO are a world-model arm's per-update counts of its ended imagined rollouts
+// (runstore's grpo_imagined*): all of them, those M_rew judged successes, and those
+// whose advantage moved the policy (their group held other verdicts).
+type imaginedGRPO struct {
+	Ended   []int64 `json:"ended_curve"`
+	Success []int64 `json:"success_curve"`
+	Moved   []int64 `json:"moved_curve"`
 }
 
 // evalPoint is one evaluation of a sample-efficiency arm: its mean return, which on the
@@ -482,6 +494,14 @@ func runSampleArm(ctx context.Context, cfg specs.Config, seed uint64, ev sampleE
 	}
 	if cfg.Algorithm.AdvEstimator == specs.AdvEstimatorGRPO {
 		arm.GRPOEpisodes, arm.GRPOMoved = grpoCurves(metrics)
+		if px := cfg.WorldModel.Pixels; cfg.WorldModel.Enabled && px != nil && px.Group > 1 {
+			arm.Imagined = &imaginedGRPO{}
+			for _, m := range metrics {
+				arm.Imagined.Ended = append(arm.Imagined.Ended, m.GRPOImagined)
+				arm.Imagined.Success = append(arm.Imagined.Success, m.GRPOImaginedSuccess)
+				arm.Imagined.Moved = append(arm.Imagined.Moved, m.GRPOImaginedMoved)
+			}
+		}
 	}
 	var returns []float64
 	for _, e := range episodes {

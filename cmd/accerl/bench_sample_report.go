@@ -61,6 +61,13 @@ func describeArm(a sampleArm) string {
 	if a.OfflineSteps > 0 || a.ImaginedSteps > 0 {
 		s += fmt.Sprintf(", %d offline steps, %d imagined steps, final horizon %d", a.OfflineSteps, a.ImaginedSteps, a.FinalHorizon)
 	}
+	if im := a.Imagined; im != nil {
+		var ended, ok, moved int64
+		for i := range im.Ended {
+			ended, ok, moved = ended+im.Ended[i], ok+im.Success[i], moved+im.Moved[i]
+		}
+		s += fmt.Sprintf("; imagined rollouts: %d ended, %d judged successes by M_rew, %d moved the policy", ended, ok, moved)
+	}
 	return s
 }
 

@@ -163,6 +163,17 @@ func TestSampleTabletopArmsShareTheClone(t *testing.T) {
 	if len(third.GRPOEpisodes) != int(third.Updates) || len(third.GRPOMoved) != int(third.Updates) || len(first.GRPOEpisodes) != 0 {
 		t.Fatalf("GRPO curves: %v / %v over %d updates (baseline %v); want one count per update, none without GRPO", third.GRPOEpisodes, third.GRPOMoved, third.Updates, first.GRPOEpisodes)
 	}
+	// The imagined rollouts' share: per update some ended (groups of 4 at horizon 2-5),
+	// no more than all the ended episodes, and their successes and moved ones among them.
+	im := third.Imagined
+	if im == nil || len(im.Ended) != int(third.Updates) || first.Imagined != nil {
+		t.Fatalf("imagined GRPO counts %+v over %d updates (baseline %+v); want one per update, none without imagination", im, third.Updates, first.Imagined)
+	}
+	for i, n := range im.Ended {
+		if n == 0 || n > third.GRPOEpisodes[i] || im.Success[i] > n || im.Moved[i] > min(n, third.GRPOMoved[i]) {
+			t.Errorf("update %d: %d imagined rollouts ended of %d episodes, %d successes, %d moved of %d", i, n, third.GRPOEpisodes[i], im.Success[i], im.Moved[i], third.GRPOMoved[i])
+		}
+	}
 }
 
 // Bad flags of the tabletop benchmark are refused before anything trains, naming the flag
