@@ -24,7 +24,16 @@ type ImagineEval struct {
 	// context frame).
 	MSE         []float64 `json:"per_step_mse"`
 	CopyLastMSE []float64 `json:"copy_last_per_step_mse"`
-	Seconds     float64   `json:"seconds"`
+	// SwappedMSE[h] is MSE[h] with each rollout imagined from the same context frames
+	// but with the actions of another held-out episode (the next long enough one, from
+	// the same step), and ActionEffectMSE[h] the mean squared difference between those
+	// two imagined frames: a model that reads its actions predicts the real frames better
+	// with the recorded ones (SwappedMSE above MSE) and imagines different frames for
+	// different actions (ActionEffectMSE far from 0). Both imaginations of a rollout draw
+	// the same sampling noise. Measured from 2 rollouts up.
+	SwappedMSE      []float64 `json:"swapped_actions_per_step_mse,omitempty"`
+	ActionEffectMSE []float64 `json:"action_effect_per_step_mse,omitempty"`
+	Seconds         float64   `json:"seconds"`
 }
 
 // Strip is a real-vs-imagined rollout for a person to look at: for each
@@ -42,15 +51,34 @@ func EvaluateImagination(net *edm.Net[float32], e edm.EDM, held []Episode, start
 	cfg := net.Config()
 	ev := ImagineEval{Horizon: horizon, Start: start, MSE: make([]float64, horizon), CopyLastMSE: make([]float64, horizon)}
 	var strip Strip
+	var long []Episode
 	for _, ep := range held {
-		t := start
-		if t < cfg.History-1 || t+horizon >= ep.Len() {
-			continue
+		if t := start; t >= cfg.History-1 && t+horizon < ep.Len() {
+			long = append(long, ep)
 		}
-		imag := net.Imagine(e, ep.Frames[t-cfg.History+1:t+1], ep.Actions[t:t+horizon], rng)
+	}
+	if len(long) >= 2 {
+		ev.SwappedMSE, ev.ActionEffectMSE = make([]float64, horizon), make([]float64, horizon)
+	}
+	for i, ep := range long {
+		t := start
+		ctx := ep.Frames[t-cfg.History+1 : t+1]
+		// Both imaginations draw the same sampling noise, so that they differ by the
+		// actions alone.
+		noise := [2]uint64{rng.Uint64(), rng.Uint64()}
+		imag := net.Imagine(e, ctx, ep.Actions[t:t+horizon], rand.New(rand.NewPCG(noise[0], noise[1])))
+		var swapped [][]edm.Frame
+		if len(long) >= 2 {
+			other := long[(i+1)%len(long)]
+			swapped = net.Imagine(e, ctx, other.Actions[t:t+horizon], rand.New(rand.NewPCG(noise[0], noise[1])))
+		}
 		for h := range horizon {
 			ev.MSE[h] += edm.StepMSE(imag[h], ep.Frames[t+1+h])
 			ev.CopyLastMSE[h] += edm.StepMSE(ep.Frames[t], ep.Frames[t+1+h])
+			if swapped != nil {
+				ev.SwappedMSE[h] += edm.StepMSE(swapped[h], ep.Frames[t+1+h])
+				ev.ActionEffectMSE[h] += edm.StepMSE(swapped[h], imag[h])
+			}
 		}
 		if ev.Rollouts == 0 {
 			strip.Real, strip.Imagined = make([][]edm.Frame, cfg.Cameras), make([][]edm.Frame, cfg.Cameras)
@@ -68,6 +96,10 @@ func EvaluateImagination(net *edm.Net[float32], e edm.EDM, held []Episode, start
 	for h := range horizon {
 		ev.MSE[h] /= float64(max(1, ev.Rollouts))
 		ev.CopyLastMSE[h] /= float64(max(1, ev.Rollouts))
+		if ev.SwappedMSE != nil {
+			ev.SwappedMSE[h] /= float64(ev.Rollouts)
+			ev.ActionEffectMSE[h] /= float64(ev.Rollouts)
+		}
 	}
 	return ev, strip
 }
