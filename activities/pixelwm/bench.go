@@ -178,6 +178,8 @@ type BenchResult struct {
 	RewHeldBefore float64            `json:"rew_held_out_focal_loss_before"`
 	RewHeldAfter  float64            `json:"rew_held_out_focal_loss_after"`
 	RewHeld       RewardEval         `json:"rew_held_out"`
+	// Endings is M_rew on M_obs's imagined episode endings against the real ones.
+	Endings EndingEval `json:"imagined_endings"`
 
 	// The proprio head, zero when ProprioSteps is 0. ProprioHeldBefore
 	// and ProprioHeldAfter are its standardised MSE on every held-out
@@ -275,6 +277,7 @@ func Bench(ctx context.Context, c BenchConfig) (BenchResult, Strip, error) {
 	res.RewSteps = rew.Steps
 	res.RewHeldAfter = rew.EvalLoss(heldEx, 256)
 	res.RewHeld = EvaluateReward(rew.Model, held)
+	res.Endings = EvaluateEndings(obs.Net, c.EDM, rew.Model, held, c.Horizon, endingsRand(c.Seed))
 	if c.ProprioSteps == 0 {
 		return res, strip, nil
 	}

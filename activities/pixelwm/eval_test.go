@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/accerl/accerl/kernels/edm"
+	"github.com/accerl/accerl/kernels/edm/reward"
 )
 
 // TestImaginationActionEffect covers EvaluateImagination's swapped-action measures: with
@@ -54,5 +55,57 @@ func TestImaginationActionEffect(t *testing.T) {
 	ev, _ = EvaluateImagination(net, e, held[:1], 1, horizon, rand.New(rand.NewPCG(1, 1)))
 	if ev.Rollouts != 1 || ev.SwappedMSE != nil || ev.ActionEffectMSE != nil {
 		t.Errorf("one episode: %d rollouts, swapped %v, effect %v; want 1 and none", ev.Rollouts, ev.SwappedMSE, ev.ActionEffectMSE)
+	}
+}
+
+// TestEvaluateEndings checks which frames EvaluateEndings scores: for each episode the real
+// frame horizon steps before its first End frame, that End frame, and M_obs's imagination
+// of it from the real context with the recorded actions (the same noise stream); a
+// success's are counted under Succeeded, a failure's under Failed, and an episode ending
+// too early for a full context is skipped.
+func TestEvaluateEndings(t *testing.T) {
+	const side, horizon = 8, 2
+	rng := rand.New(rand.NewPCG(7, 3))
+	net := edm.NewNet[float32](edm.Config{ImageSize: side, Cameras: 1, History: 2, ActionDim: 2, Channels: []int{4, 6}, CondDim: 6, GroupSize: 2}, rng, nil)
+	for i, p := range net.Params() {
+		net.Params()[i] = p + float32(0.2*rng.NormFloat64())
+	}
+	rew := reward.New(reward.Config{ImageSize: side, Patch: 4, Cameras: 1, Dim: 8, Hidden: 8}, rng)
+	e := edm.DefaultEDM()
+	// An episode of n frames that ends at frame end (End from there on).
+	episode := func(n, end int, succeeded bool) Episode {
+		ep := Episode{Succeeded: succeeded, Steps: end}
+		for t := range n {
+			f := make([]uint8, side*side*3)
+			for i := range f {
+				f[i] = uint8(rng.IntN(256))
+			}
+			ep.Frames = append(ep.Frames, [][]uint8{f})
+			ep.Actions = append(ep.Actions, []float64{rng.Float64(), -rng.Float64()})
+			ep.End = append(ep.End, t >= end)
+		}
+		return ep
+	}
+	held := []Episode{episode(9, 5, true), episode(7, 6, false), episode(6, 2, true), episode(8, 4, true)}
+	ev := EvaluateEndings(net, e, rew, held, horizon, rand.New(rand.NewPCG(9, 9)))
+
+	// The same frames and imaginations, picked by hand: episode 2 ends at frame 2, whose
+	// start (frame 0) has no full context of 2 frames, so it is skipped.
+	noise := rand.New(rand.NewPCG(9, 9))
+	var want [2]EndingScores
+	for _, c := range []struct{ ep, start, end, set int }{{0, 3, 5, 0}, {1, 4, 6, 1}, {3, 2, 4, 0}} {
+		ep := held[c.ep]
+		imag := net.Imagine(e, ep.Frames[c.start-1:c.start+1], ep.Actions[c.start:c.end], noise)
+		p, _ := rew.Predict([][][]uint8{ep.Frames[c.start], ep.Frames[c.end], imag[horizon-1]})
+		want[c.set].add(p)
+	}
+	want[0].mean()
+	want[1].mean()
+	if ev.Horizon != horizon || ev.Succeeded != want[0] || ev.Failed != want[1] {
+		t.Errorf("got %+v\nwant succeeded %+v, failed %+v", ev, want[0], want[1])
+	}
+	if ev.Succeeded.Episodes != 2 || ev.Failed.Episodes != 1 || ev.Succeeded.ImaginedP == ev.Succeeded.RealP {
+		t.Errorf("episodes %d succeeded, %d failed (want 2, 1); imagined p %v, real p %v (want them to differ)",
+			ev.Succeeded.Episodes, ev.Failed.Episodes, ev.Succeeded.ImaginedP, ev.Succeeded.RealP)
 	}
 }

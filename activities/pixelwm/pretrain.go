@@ -133,6 +133,8 @@ type PretrainEval struct {
 	Reward      RewardEval  `json:"reward"`
 	RewHeldLoss float64     `json:"rew_held_out_focal_loss"`
 	Proprio     ProprioEval `json:"proprio"`
+	// Endings is M_rew on imagined episode endings against the real ones.
+	Endings EndingEval `json:"imagined_endings"`
 }
 
 // Validate reports every setting Pretrain cannot run with.
@@ -275,6 +277,7 @@ func Pretrain(ctx context.Context, c PretrainConfig, eps []Episode, resume *Pret
 	ev.Reward = EvaluateReward(rew.Model, held)
 	ev.RewHeldLoss = rew.EvalLoss(RewardExamples(held), 256)
 	ev.Proprio = EvaluateProprio(pt.Model, heldSteps, c.Start, c.Horizon)
+	ev.Endings = EvaluateEndings(obs.Net, obs.EDM, rew.Model, heldSteps, c.Horizon, endingsRand(c.Seed))
 	st.Scores = ev
 	if err := save(st); err != nil {
 		return nil, err
@@ -285,6 +288,9 @@ func Pretrain(ctx context.Context, c PretrainConfig, eps []Episode, resume *Pret
 // scoringRand is the random stream of the scoring rollouts (and of the
 // strip, which replays the first of them).
 func scoringRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x1a)) }
+
+// endingsRand is the random stream of EvaluateEndings's imaginations.
+func endingsRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x1b)) }
 
 // ScoringStrip replays the first scoring rollout of a finished pretraining
 // (the same episodes, start, horizon and noise as its scores) for a person

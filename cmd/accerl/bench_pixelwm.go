@@ -128,6 +128,7 @@ func printPixelWM(w io.Writer, r pixelwm.BenchResult) {
 	}
 	fmt.Fprintf(w, "  r̂ = p_success(o_t+1) − p_success(o_t) over %d transitions: MAE %.4f, RMSE %.4f; mean r̂ %.3f at the %d success steps (ideal 1), mean |r̂| %.4f elsewhere; episode-return MAE %.3f\n",
 		e.Transitions, e.RewardMAE, e.RewardRMSE, e.AtSuccess, e.SuccessSteps, e.Elsewhere, e.ReturnMAE)
+	printEndings(w, r.Endings)
 	if r.ProprioSteps == 0 {
 		return
 	}
@@ -139,5 +140,19 @@ func printPixelWM(w io.Writer, r pixelwm.BenchResult) {
 	fmt.Fprintf(w, "  open loop, %d rollouts from step %d:\n  step  imagined NMSE  copy-last NMSE\n", pe.Rollouts, pe.Start)
 	for h := range pe.NMSE {
 		fmt.Fprintf(w, "  %4d  %13.4f  %14.4f\n", h+1, pe.NMSE[h], pe.CopyLastNMSE[h])
+	}
+}
+
+// printEndings prints M_rew's verdicts on the held-out endings, real and imagined
+// (pixelwm.EvaluateEndings).
+func printEndings(w io.Writer, ev pixelwm.EndingEval) {
+	fmt.Fprintf(w, "M_rew on episode endings (M_obs imagines the last %d steps before each held-out episode's end with its actions): judged successes (mean p_success)\n", ev.Horizon)
+	fmt.Fprintln(w, "  episodes       n  real start frame  real end frame  imagined end frame")
+	for _, s := range []struct {
+		name string
+		s    pixelwm.EndingScores
+	}{{"succeeded", ev.Succeeded}, {"failed", ev.Failed}} {
+		fmt.Fprintf(w, "  %-9s  %5d  %6d (%.2f)     %6d (%.2f)   %6d (%.2f)\n", s.name, s.s.Episodes,
+			s.s.StartJudged, s.s.StartP, s.s.RealJudged, s.s.RealP, s.s.ImaginedJudged, s.s.ImaginedP)
 	}
 }
