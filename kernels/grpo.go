@@ -15,6 +15,11 @@ type EpisodePiece struct {
 	Ends       bool
 	Continues  bool
 	Group      string
+	// Centred, on the first piece of a group's first ended episode, gives that group
+	// mean-centred advantages, A_i = R_i − mean(R), without the division by the std
+	// (Liu et al. 2025, "Understanding R1-Zero-Like Training", Dr. GRPO): for graded
+	// outcomes, whose small differences the std would scale up to ±1.
+	Centred bool
 }
 
 // GroupAdvantages is GRPO's outcome advantage (Shao et al. 2024, "DeepSeekMath", §4.1.2,
@@ -25,7 +30,8 @@ type EpisodePiece struct {
 //
 //	A_i = (R_i − mean(R)) / (std(R) + 1e-6)        (std with G − 1, as torch.std)
 //
-// so that episodes are judged against others of the same task, with no critic. Samples of
+// (A_i = R_i − mean(R) in a group marked Centred), so that episodes are judged against
+// others of the same task, with no critic. Samples of
 // an episode that does not end in the batch (its outcome is not known yet), and of a
 // group's only episode (nothing to compare it with), get 0; so does every episode of a
 // group whose outcomes are all equal. adv (len = the pieces' total) is overwritten.
@@ -81,8 +87,12 @@ func GroupAdvantages(rewards []float64, pieces []EpisodePiece, adv []float64) (e
 			ss += d * d
 		}
 		std := math.Sqrt(ss / float64(len(members)-1))
+		centred := pieces[ended[members[0]].pieces[0]].Centred
 		for _, i := range members {
 			a := (ended[i].ret - mean) / (std + 1e-6)
+			if centred {
+				a = ended[i].ret - mean
+			}
 			for _, j := range ended[i].pieces {
 				p := pieces[j]
 				for t := p.Start; t < p.Start+p.Len; t++ {

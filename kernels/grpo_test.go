@@ -57,3 +57,27 @@ func TestGroupAdvantages(t *testing.T) {
 		t.Errorf("advantages %v: want the success above and the two failures equal below", adv2)
 	}
 }
+
+// TestGroupAdvantagesCentred covers EpisodePiece.Centred: a group marked on its first
+// ended episode gets R_i − mean(R) (graded outcomes 0.3, 0.1, −0.1 → 0.2, 0, −0.2, where
+// the std-scaled advantages would be ±1), while a group beside it keeps the scaled ones.
+func TestGroupAdvantagesCentred(t *testing.T) {
+	rewards := []float64{0.2, 0.1, 0.1, 0, -0.1, 1, 0}
+	pieces := []EpisodePiece{
+		{Start: 0, Len: 2, Ends: true, Group: "img", Centred: true},
+		{Start: 2, Len: 2, Ends: true, Group: "img"},
+		{Start: 4, Len: 1, Ends: true, Group: "img"},
+		{Start: 5, Len: 1, Ends: true, Group: "real"},
+		{Start: 6, Len: 1, Ends: true, Group: "real"},
+	}
+	adv := make([]float64, len(rewards))
+	GroupAdvantages(rewards, pieces, adv)
+	s := 1 / (math.Sqrt(0.5) + 1e-6) // the real group's 1 and 0: mean 1/2, std √(1/2)
+	want := []float64{0.2, 0.2, 0, 0, -0.2, 0.5 * s, -0.5 * s}
+	for i := range want {
+		// Hand values; the sums and means of three float64 terms round at ~1e-16.
+		if math.Abs(adv[i]-want[i]) > 1e-12 {
+			t.Errorf("sample %d: advantage %.6f, want %.6f", i, adv[i], want[i])
+		}
+	}
+}

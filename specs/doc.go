@@ -191,6 +191,7 @@
 //	    #   rew_fit_steps     = 0         # online M_rew steps every rew_every updates, >= 0
 //	    #   group             = 0         # imagined rollouts per start; >= 2 with adv_estimator = "grpo"
 //	    #   temperature       = 0.3       # imagined rollouts' action sampling temperature, [0, 10]; 0: policy.vla's
+//	    #   graded            = false     # rank a group by M_rew's p_success change, mean-centred (needs group >= 2)
 //	    # }
 //	  }
 //

@@ -34,6 +34,7 @@ const (
 	attrRewFitSteps    = "rew_fit_steps"
 	attrProprioFit     = "proprio_fit_steps"
 	attrGroup          = "group"
+	attrGraded         = "graded"
 
 	blockHorizon = "horizon"
 	attrStart    = "start"
@@ -156,6 +157,13 @@ type PixelWorldModel struct {
 	// default) is the policy's temperature. Omitted from the JSON while 0, so specs
 	// without it keep their hash.
 	Temperature float64 `json:"temperature,omitempty"`
+	// Graded ranks the rollouts of a start (with group ≥ 2 and GRPO) by how far each took
+	// M_rew's p_success (its last imagined frame's less the start's) instead of by its
+	// verdict at ½, with mean-centred advantages (R − mean(R), no division by the std, as
+	// Dr. GRPO): a group whose rollouts M_rew judges alike still ranks them, by a small
+	// advantage where they differ little. Omitted from the JSON while false, so specs
+	// without it keep their hash.
+	Graded bool `json:"graded,omitempty"`
 }
 
 // DefaultPixelWorldModel is the measured `accerl bench pixel-wm` recipe at a size a run
@@ -219,6 +227,7 @@ var pixelWorldModelSchema = &hcl.BodySchema{
 		{Name: attrProprioFit},
 		{Name: attrGroup},
 		{Name: attrTemp},
+		{Name: attrGraded},
 	},
 }
 
@@ -294,6 +303,7 @@ func (d *decoder) decodePixelWorldModel(block *hcl.Block, p **PixelWorldModel) {
 	d.setInt(a, pre, attrProprioFit, &cp.ProprioFitSteps, between(0, 1e6))
 	d.setInt(a, pre, attrGroup, &cp.Group, between(0, 1024))
 	d.setFloat(a, pre, attrTemp, &cp.Temperature, between(0, 10))
+	d.setBool(a, pre, attrGraded, &cp.Graded)
 }
 
 // decodeHorizon applies a horizon block onto h.
@@ -371,6 +381,10 @@ func checkPixelWorldModel(c Config, src *sources, add func(subject hcl.Range, su
 		add(src.blame(pathWorldModelPixels, pathImaginationRatio, pathAdvEstimator), "Imagined groups without GRPO on imagined rollouts",
 			fmt.Sprintf("world_model.pixels.group = %d imagines each start %d times so that GRPO can compare the rollouts of a start, but imagination_ratio is %g and algorithm.adv_estimator is %q. Set imagination_ratio > 0 and adv_estimator = \"grpo\", or drop group.",
 				px.Group, px.Group, w.ImaginationRatio, c.Algorithm.AdvEstimator))
+	}
+	if px := w.Pixels; px.Graded && px.Group < 2 {
+		add(src.blame(pathWorldModelPixels), "Graded imagined outcomes without imagined groups",
+			fmt.Sprintf("world_model.pixels.graded ranks the imagined rollouts of a start against each other, and group is %d, so a start has no others. Set group = 8 (with imagination_ratio > 0 and adv_estimator = \"grpo\"), or drop graded.", px.Group))
 	}
 	if px := w.Pixels; px.Temperature > 0 && !(w.ImaginationRatio > 0) {
 		add(src.blame(pathWorldModelPixels, pathImaginationRatio), "Imagined sampling temperature without imagined training",

@@ -415,6 +415,9 @@ func (c Config) Validate() error {
 	default:
 		bad("adv estimator %q: want %q or %q", c.AdvEstimator, AdvGAE, AdvGRPO)
 	}
+	if c.PixelWM.Enabled && c.PixelWM.Graded && c.AdvEstimator != AdvGRPO {
+		bad("graded imagined outcomes rank the imagined rollouts of a start under GRPO, but the adv estimator is %q; use %q (with a group of 2 or more) or drop graded", c.AdvEstimator, AdvGRPO)
+	}
 	if c.InjectNaNAtUpdate < 0 {
 		bad("inject nan at update must not be negative (0 = off), got %d", c.InjectNaNAtUpdate)
 	}

@@ -72,6 +72,12 @@ type PixelWMSettings struct {
 	// biased toward the imagined rollouts' actions; the clip bounds each update's move.
 	// 0: the policy's temperature (as real rollouts).
 	Temperature float64 `json:"temperature,omitempty"`
+	// Graded compares the rollouts of a start (with AdvGRPO and Group ≥ 2) by M_rew's
+	// p_success on the last imagined frame less the start's (the sum of the imagined
+	// rewards) instead of its verdict at ½, with mean-centred advantages (R_i − mean(R),
+	// kernels.EpisodePiece.Centred): rollouts that M_rew judges alike on both sides of ½
+	// still rank by how far each took p_success, and small differences stay small.
+	Graded bool `json:"graded,omitempty"`
 	// ValSamples is the number of each update's real transitions on which M_obs's
 	// one-step error over copying the last frame's is measured before any fit
 	// (UpdateReport.WMValLoss, the horizon schedule's loss; 0: DefaultPixelValSamples).

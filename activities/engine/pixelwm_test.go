@@ -341,6 +341,11 @@ func resumeMatchesStraight(t *testing.T, start func(*Snapshot) *Engine, snap *Sn
 func TestPixelImaginationGroups(t *testing.T) {
 	ctx := context.Background()
 	cfg := pixelWMConfig()
+	cfg.PixelWM.Graded = true
+	if _, err := New(cfg, nil, walkFactory); err == nil || !strings.Contains(err.Error(), "graded imagined outcomes rank") {
+		t.Fatalf("graded imagined outcomes under GAE: %v", err)
+	}
+	cfg.PixelWM.Graded = false
 	cfg.AdvEstimator = AdvGRPO
 	if _, err := New(cfg, nil, walkFactory); err == nil || !strings.Contains(err.Error(), "needs at least 2 of them") {
 		t.Fatalf("GRPO with one imagined rollout per start: %v", err)
@@ -431,6 +436,33 @@ func TestPixelImaginationGroups(t *testing.T) {
 	// six, group 1's four moved and one is a success (the cut rollout ended no episode).
 	if tr := d.tr; tr.grpoMoved != 6 || tr.grpoImagined != 6 || tr.grpoImaginedMoved != 4 || tr.grpoImaginedOK != 1 {
 		t.Errorf("moved %d, imagined %d (moved %d, successes %d); want 6, 6 (4, 1)", tr.grpoMoved, tr.grpoImagined, tr.grpoImaginedMoved, tr.grpoImaginedOK)
+	}
+
+	// Graded (PixelWMSettings.Graded): a group is ranked by its rollouts' summed increments
+	// (p_success at the end less at the start), mean-centred. Group 1's sums 0.5, 0.25, 0
+	// and 0.25 (mean 0.25; binary fractions, so exact) give 0.25, 0, −0.25, 0 whatever the
+	// verdicts say; group 2's equal sums give 0; the real episodes keep their scaled ±1/√2.
+	d.tr.cfg.PixelWM.Graded = true
+	batch = []*Chunk{
+		mk(-1, 0, 1, []float64{0.25, 0.25}, true, false), mk(-1, 1, 1, []float64{0.5, -0.25}, true, true), mk(-1, 2, 1, []float64{-0.25, 0.25}, true, false),
+		mk(-1, 3, 1, []float64{0.125, 0.125}, true, false),
+		mk(-1, 4, 2, inc, true, true), mk(-1, 5, 2, inc, true, true),
+		mk(0, 0, 0, []float64{0, 1}, true, true), mk(1, 0, 0, []float64{0, 0}, true, false),
+	}
+	d.tr.fill(batch)
+	d.tr.advantages()
+	want = []float64{0.25, 0, -0.25, 0, 0, 0, math.Sqrt(0.5), -math.Sqrt(0.5)}
+	for i, w := range want {
+		for _, a := range d.tr.batch.Advantages[2*i : 2*i+2] {
+			// The imagined sums are exact; the real ones carry the kernel's 1e-6 on std.
+			if math.Abs(a-w) > 1e-5 {
+				t.Errorf("graded, chunk %d: advantage %v, want %v", i, a, w)
+			}
+		}
+	}
+	// Moved: group 1's two non-zero and the two real ones; three imagined successes.
+	if tr := d.tr; tr.grpoMoved != 4 || tr.grpoImagined != 6 || tr.grpoImaginedMoved != 2 || tr.grpoImaginedOK != 3 {
+		t.Errorf("graded: moved %d, imagined %d (moved %d, successes %d); want 4, 6 (2, 3)", tr.grpoMoved, tr.grpoImagined, tr.grpoImaginedMoved, tr.grpoImaginedOK)
 	}
 }
 

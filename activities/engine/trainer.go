@@ -32,8 +32,9 @@ type trainer struct {
 	// AdvGRPO: the rewards GRPO sums into each episode's outcome, the batch's rewards
 	// except on imagined chunks (see fill).
 	outcomes []float64
-	// AdvGRPO: whether each of episodes is an imagined rollout (Chunk.Env < 0).
-	imagined []bool
+	// AdvGRPO: whether each of episodes is an imagined rollout (Chunk.Env < 0), and
+	// whether M_rew judged it a success (Chunk.Success).
+	imagined, imaginedOK []bool
 	// AdvGRPO: the batch's ended episodes and those whose advantage moves the policy, and
 	// the same counts of its ended imagined rollouts, with those M_rew judged successes.
 	grpoEpisodes, grpoMoved                         int
@@ -173,7 +174,7 @@ func (t *trainer) fill(chunks []*Chunk) batchInfo {
 	}
 	var info batchInfo
 	var staleSum, staleN int64
-	t.episodes, t.outcomes, t.imagined = t.episodes[:0], t.outcomes[:0], t.imagined[:0]
+	t.episodes, t.outcomes, t.imagined, t.imaginedOK = t.episodes[:0], t.outcomes[:0], t.imagined[:0], t.imaginedOK[:0]
 	for i, c := range chunks {
 		if t.grpo() {
 			ep := kernels.EpisodePiece{Start: b.N, Len: c.Len(), Ends: c.Terminated || c.Truncated}
@@ -186,17 +187,21 @@ func (t *trainer) fill(chunks []*Chunk) batchInfo {
 				// An imagined rollout (the pixel world model's groups, PixelWMSettings.Group):
 				// judged against the other rollouts of its start by M_rew's success on its
 				// last frame, 1 or 0 as a real episode's sparse success reward sums to; the
-				// imagined rewards (p_success increments) still train the critic.
+				// imagined rewards (p_success increments) still train the critic. Graded
+				// (PixelWMSettings.Graded): by those increments' sum, M_rew's p_success on
+				// the last frame less the start's, with mean-centred advantages.
 				ep.Group = "imagined" + string(binary.LittleEndian.AppendUint64(nil, c.Start))
+				ep.Centred = t.cfg.PixelWM.Graded
 			case t.cfg.RepeatStarts > 1:
 				ep.Group = string(binary.LittleEndian.AppendUint64(nil, c.Start)) // its start's plays
 			case !ep.Continues:
 				ep.Group = t.taskKey(c.Obs[:d]) // an episode's group is its first piece's
 			}
 			t.episodes, t.imagined = append(t.episodes, ep), append(t.imagined, c.Env < 0)
+			t.imaginedOK = append(t.imaginedOK, c.Env < 0 && c.Success)
 			n := len(t.outcomes)
 			t.outcomes = append(t.outcomes, c.Rewards...)
-			if c.Env < 0 {
+			if c.Env < 0 && !t.cfg.PixelWM.Graded {
 				clear(t.outcomes[n:])
 				if c.Success {
 					t.outcomes[len(t.outcomes)-1] = 1
@@ -275,7 +280,7 @@ func (t *trainer) advantages() {
 				if moved {
 					t.grpoImaginedMoved++
 				}
-				if t.outcomes[ep.Start+ep.Len-1] == 1 {
+				if t.imaginedOK[i] {
 					t.grpoImaginedOK++
 				}
 			}

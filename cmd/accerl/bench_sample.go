@@ -148,6 +148,9 @@ type sampleResult struct {
 	// rollouts sample their actions at it (world_model.pixels.temperature; absent: the
 	// policy's).
 	ImaginedTemperature float64 `json:"imagined_temperature,omitempty"`
+	// GradedImagined is --graded-imagined: the world-model arm's imagined groups ranked by
+	// M_rew's p_success change, mean-centred (world_model.pixels.graded).
+	GradedImagined bool `json:"graded_imagined,omitempty"`
 	// EvalEpisodes, EvalEvery and Greedy describe the evaluation protocol (EvalEpisodes 0:
 	// solved by the training-episode window instead).
 	EvalEpisodes int   `json:"eval_episodes"`
@@ -186,6 +189,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	greedy := fs.Bool("greedy", false, "evaluate the policy's most likely action instead of sampling it as in training (tabletop default true)")
 	obsSteps := fs.Int("obs-steps", 0, "with --env tabletop: M_obs pretraining steps of the pixel world model (0: the pixels block's default)")
 	fitSteps := fs.Int("wm-fit-steps", 8, "with --env tabletop: M_obs's online Adam steps on every update's real steps (the proprio head takes 6× as many; 0 keeps the pretrained pixel world model fixed)")
+	graded := fs.Bool("graded-imagined", false, "with --grpo-group: the world-model arm ranks the imagined rollouts of a start by how far each took M_rew's p_success, with mean-centred advantages, instead of by its success verdict (world_model.pixels.graded)")
 	imgTemp := fs.Float64("imagined-temperature", 0, "with --env tabletop: the world-model arm's imagined rollouts sample their action tokens at this temperature, recorded with the policy's own log-probabilities (world_model.pixels.temperature, at most 10; 0: the policy's 0.03)")
 	grpoGroup := fs.Int("grpo-group", 0, "with --env tabletop: train both arms with the VLA check's GRPO recipe (each ended episode against its task's others, learning rate 1e-5) instead of the critic one, the world-model arm imagining this many rollouts from each start and comparing them by M_rew's success (world_model.pixels.group, at least 2; 0: the critic recipe)")
 	vlaLayers := fs.Int("vla-layers", 0, "with --env tabletop: the micro-VLA's transformer blocks in both arms (policy.vla.layers; 0 keeps 2), as `bench learn --vla-layers`")
@@ -221,11 +225,14 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if *grpoGroup == 1 || *grpoGroup < 0 {
 			return fmt.Errorf("--grpo-group %d: GRPO compares the imagined rollouts of a start with each other; give at least 2 (8 is a usual group), or 0 for the critic recipe", *grpoGroup)
 		}
+		if *graded && *grpoGroup == 0 {
+			return fmt.Errorf("--graded-imagined ranks the imagined rollouts of a start against each other under GRPO; give --grpo-group 8 with it")
+		}
 		if !(*imgTemp >= 0 && *imgTemp <= 10) {
 			return fmt.Errorf("--imagined-temperature %g: give a sampling temperature in (0, 10], or 0 for the policy's", *imgTemp)
 		}
-	} else if *obsSteps != 0 || *cacheDir != "" || set["wm-fit-steps"] || *vlaLayers != 0 || *pretrainFrom != "" || *grpoGroup != 0 || *imgTemp != 0 {
-		return fmt.Errorf("--obs-steps, --wm-fit-steps, --bc-cache, --vla-layers, --pretrain-from, --grpo-group and --imagined-temperature are for --env tabletop (the pixel world model and the cloned VLA)")
+	} else if *obsSteps != 0 || *cacheDir != "" || set["wm-fit-steps"] || *vlaLayers != 0 || *pretrainFrom != "" || *grpoGroup != 0 || *imgTemp != 0 || *graded {
+		return fmt.Errorf("--obs-steps, --wm-fit-steps, --bc-cache, --vla-layers, --pretrain-from, --grpo-group, --imagined-temperature and --graded-imagined are for --env tabletop (the pixel world model and the cloned VLA)")
 	}
 	if *vlaLayers < 0 {
 		return fmt.Errorf("--vla-layers %d: give the micro-VLA's transformer blocks, at least 1 (0 keeps 2)", *vlaLayers)
@@ -270,7 +277,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	ev := sampleEval{episodes: *evalEps, every: *evalEvery, hold: *hold, greedy: *greedy, window: *window, target: *target}
 	if tabletopArms {
 		res.Suite, ev.bc, ev.check = *suite, cache, fmt.Sprintf("tabletop-%s-vla", *suite)
-		res.VLALayers, res.PretrainFrom, res.GRPOGroup, res.ImaginedTemperature = *vlaLayers, *pretrainFrom, *grpoGroup, *imgTemp
+		res.VLALayers, res.PretrainFrom, res.GRPOGroup, res.ImaginedTemperature, res.GradedImagined = *vlaLayers, *pretrainFrom, *grpoGroup, *imgTemp, *graded
 	}
 	criterion := fmt.Sprintf("the mean of the last %d training episodes", *window)
 	if *evalEps > 0 {
@@ -291,6 +298,9 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *imgTemp > 0 {
 		recipe += fmt.Sprintf("; imagined actions sampled at temperature %g", *imgTemp)
 	}
+	if *graded {
+		recipe += "; imagined groups ranked by M_rew's p_success change"
+	}
 	fmt.Fprintf(stdout, "%s: online env steps until %s reaches %g; budget %d steps per arm; world model pretrained on %d %s episodes, imagination ratio %g%s\n",
 		envLabel(*envKind, *suite), criterion, *target, *budget, *offline, behaviour, *ratio, recipe)
 	var ratios, ratiosOff []float64
@@ -306,7 +316,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 				return err
 			}
 			wmCfg = sampleTabletopWM(base, *offline, *ratio, *obsSteps, *fitSteps, *grpoGroup)
-			wmCfg.WorldModel.Pixels.Temperature = *imgTemp
+			wmCfg.WorldModel.Pixels.Temperature, wmCfg.WorldModel.Pixels.Graded = *imgTemp, *graded
 		case *envKind == specs.EnvPendulum || *envKind == specs.EnvMountainCarContinuous:
 			// Continuous torque: the tokens head of `bench learn pendulum-tokens-ppo`.
 			base = tokensPendulum(specs.AlgorithmPPO)()

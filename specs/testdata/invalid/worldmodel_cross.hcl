@@ -154,8 +154,23 @@ experiment "wm_cross" {
     }
   }
 
+  # Graded outcomes rank the rollouts of a start against each other: they need a group.
+  ablation "pixel_wm_graded_alone" {
+    env "tabletop" {
+      pixels = true
+    }
+    policy { action = "tokens" }
+    world_model {
+      enabled           = true
+      imagination_ratio = 0
+      pixels {                         # ERROR: Graded imagined outcomes without imagined groups
+        graded = true
+      }
+    }
+  }
+
   # No error: GRPO over groups of 8 imagined rollouts per start, imagined actions
-  # sampled at temperature 0.3.
+  # sampled at temperature 0.3, graded by M_rew's p_success change.
   ablation "pixel_wm_grpo_groups" {
     env "tabletop" {
       pixels = true
@@ -174,6 +189,7 @@ experiment "wm_cross" {
       pixels {
         group       = 8
         temperature = 0.3
+        graded      = true
       }
     }
   }
