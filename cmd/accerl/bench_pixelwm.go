@@ -44,8 +44,8 @@ func benchPixelWM(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	jsonOut := fs.String("json", "", "also write the results to this JSON file")
 	proprioSteps := fs.Int("proprio-steps", def.ProprioSteps, "Adam steps of the proprioception head (predicts the next 8-D proprio from the last 4 and the action; seconds, outside the time budget); 0 leaves it out")
 	obsSteps := fs.Int("obs-steps", 0, "train M_obs for exactly this many Adam steps instead of its share of --minutes (0), so that runs on a loaded machine compare at equal steps")
-	residual := fs.Bool("residual", false, "M_obs denoises the change from the last context frame instead of the next frame (edm.EDM.Residual); copying the last frame is then its zero prediction. Set --sigma-data to the printed frame-change σ")
-	sigmaData := fs.Float64("sigma-data", 0, "EDM σ_data, the standard deviation of what M_obs denoises (0 keeps 0.5, the frames'; with --residual the frame change's, printed as \"frame change σ\")")
+	residual := fs.Bool("residual", false, "M_obs denoises the change from the last context frame instead of the next frame (edm.EDM.Residual); copying the last frame is then its zero prediction, and σ_data is measured on the data unless --sigma-data sets it")
+	sigmaData := fs.Float64("sigma-data", 0, "EDM σ_data, the standard deviation of what M_obs denoises (0: 0.5, the frames', or with --residual the frame change's, measured on the training transitions and printed as \"frame change σ\", as the pixels block does)")
 	sampleSteps := fs.Int("sample-steps", def.EDM.Steps, "Euler steps when M_obs imagines a frame (DIAMOND: 3); 1 returns the denoiser's estimate from pure noise, its mean prediction")
 	strip := fs.String("strip", "pixel-wm-strip.png", "write the real-vs-imagined strip of the first held-out rollout to this PNG (rows: real and imagined per camera); empty writes none")
 	if err := parseFlags(fs, args); err != nil {
@@ -70,10 +70,13 @@ func benchPixelWM(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return fmt.Errorf("bench pixel-wm: --sample-steps must be at least 1, got %d", *sampleSteps)
 	}
 	cfg.EDM.Steps = *sampleSteps
-	if *sigmaData < 0 {
+	switch {
+	case *sigmaData < 0:
 		return fmt.Errorf("bench pixel-wm: --sigma-data must be positive (0 keeps the default), got %v", *sigmaData)
-	} else if *sigmaData > 0 {
+	case *sigmaData > 0:
 		cfg.EDM.SigmaData = *sigmaData
+	case *residual:
+		cfg.EDM.SigmaData = 0 // measured on the data
 	}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("bench pixel-wm: %w", err)

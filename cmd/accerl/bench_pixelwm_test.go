@@ -86,4 +86,12 @@ func TestBenchPixelWMTiny(t *testing.T) {
 	if err != nil || !strings.Contains(stdout, "loaded 10 expert_noisy episodes") {
 		t.Errorf("second run: %v\n%s", err, stdout)
 	}
+	// Residual without --sigma-data: σ_data is the measured frame-change σ, as in the
+	// pixels block's pretraining.
+	_, _, err = runCLI(t, "bench", "pixel-wm", "--episodes", "10", "--minutes", "0.01", "--horizon", "1", "--start", "5",
+		"--strip", "", "--data", filepath.Join(dir, "data"), "--obs-steps", "1", "--residual", "--proprio-steps", "0", "--json", js)
+	res = pixelWMBenchResult{}
+	if b, rerr := os.ReadFile(js); err != nil || rerr != nil || json.Unmarshal(b, &res) != nil || !(res.ObsChangeStd > 0) || res.EDM.SigmaData != res.ObsChangeStd {
+		t.Errorf("residual run, σ_data measured: %v; EDM %+v, change σ %v", err, res.EDM, res.ObsChangeStd)
+	}
 }
