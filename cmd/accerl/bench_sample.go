@@ -171,6 +171,9 @@ type sampleEval struct {
 	// policies of the tabletop arms: both arms of a seed start from one clone.
 	bc    *bcCache
 	check string
+	// keep, when set, is the directory each arm's run directory is kept under
+	// (<keep>/<arm>/seed-<n>, what `accerl run` writes); empty: a temporary one, removed.
+	keep string
 }
 
 func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -189,6 +192,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	greedy := fs.Bool("greedy", false, "evaluate the policy's most likely action instead of sampling it as in training (tabletop default true)")
 	obsSteps := fs.Int("obs-steps", 0, "with --env tabletop: M_obs pretraining steps of the pixel world model (0: the pixels block's default)")
 	fitSteps := fs.Int("wm-fit-steps", 8, "with --env tabletop: M_obs's online Adam steps on every update's real steps (the proprio head takes 6× as many; 0 keeps the pretrained pixel world model fixed)")
+	keep := fs.String("keep", "", "keep each arm's run directory (metrics, episodes, checkpoints, the world model's pretraining scores and strip) under DIR/<world-model|no-world-model>/seed-<n> instead of a temporary one that is removed; it must not hold them already")
 	graded := fs.Bool("graded-imagined", false, "with --grpo-group: the world-model arm ranks the imagined rollouts of a start by how far each took M_rew's p_success, with mean-centred advantages, instead of by its success verdict (world_model.pixels.graded)")
 	imgTemp := fs.Float64("imagined-temperature", 0, "with --env tabletop: the world-model arm's imagined rollouts sample their action tokens at this temperature, recorded with the policy's own log-probabilities (world_model.pixels.temperature, at most 10; 0: the policy's 0.03)")
 	grpoGroup := fs.Int("grpo-group", 0, "with --env tabletop: train both arms with the VLA check's GRPO recipe (each ended episode against its task's others, learning rate 1e-5) instead of the critic one, the world-model arm imagining this many rollouts from each start and comparing them by M_rew's success (world_model.pixels.group, at least 2; 0: the critic recipe)")
@@ -274,7 +278,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	res := sampleResult{Env: *envKind, Target: *target, Window: *window, Budget: *budget, OfflineTraj: *offline,
 		EvalEpisodes: *evalEps, EvalEvery: *evalEvery, Hold: *hold, Greedy: *greedy, ImaginationRatio: *ratio}
-	ev := sampleEval{episodes: *evalEps, every: *evalEvery, hold: *hold, greedy: *greedy, window: *window, target: *target}
+	ev := sampleEval{episodes: *evalEps, every: *evalEvery, hold: *hold, greedy: *greedy, window: *window, target: *target, keep: *keep}
 	if tabletopArms {
 		res.Suite, ev.bc, ev.check = *suite, cache, fmt.Sprintf("tabletop-%s-vla", *suite)
 		res.VLALayers, res.PretrainFrom, res.GRPOGroup, res.ImaginedTemperature, res.GradedImagined = *vlaLayers, *pretrainFrom, *grpoGroup, *imgTemp, *graded
@@ -457,11 +461,13 @@ func sampleTabletopWM(base specs.Config, offline int, ratio float64, obsSteps, f
 func runSampleArm(ctx context.Context, cfg specs.Config, seed uint64, ev sampleEval) (sampleArm, error) {
 	start := time.Now()
 	var arm sampleArm
-	dir, err := os.MkdirTemp("", "accerl-bench-sample-")
+	dir, err := sampleRunDir(ev.keep, cfg.WorldModel.Enabled, seed)
 	if err != nil {
 		return arm, err
 	}
-	defer os.RemoveAll(dir)
+	if ev.keep == "" {
+		defer os.RemoveAll(dir)
+	}
 	cfg.Checkpoint.Every = int(max(1, ev.every/cfg.StepsPerUpdate()))
 	cfg.Evaluation.Episodes, cfg.Evaluation.Greedy = ev.episodes, ev.greedy
 	hook := func(st runstate.State, res activities.TrainSegmentResult) bool {

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/accerl/accerl/runstore"
 	"github.com/accerl/accerl/specs"
 	"github.com/accerl/accerl/testenv/tabletop"
 )
@@ -66,10 +68,19 @@ func TestSampleSeedRate(t *testing.T) {
 // steps apart from its online steps.
 func TestSampleArmEvaluatesOnSchedule(t *testing.T) {
 	cfg := cleanRLConfig(specs.EnvCartPole, specs.AlgorithmPPO, 2048)
-	ev := sampleEval{episodes: 2, every: 1100, hold: 1, window: 5, target: 475}
+	ev := sampleEval{episodes: 2, every: 1100, hold: 1, window: 5, target: 475, keep: t.TempDir()}
 	arm, err := runSampleArm(context.Background(), cfg, 1, ev)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// --keep: the run directory stays, with the metrics `accerl run` writes, and is not
+	// overwritten by a second run of the same arm and seed.
+	kept := filepath.Join(ev.keep, "no-world-model", "seed-1")
+	if rows, _, err := runstore.ReadRun(kept); err != nil || len(rows) != 4 {
+		t.Errorf("kept run %s: %d metrics rows, %v; want the 4 updates'", kept, len(rows), err)
+	}
+	if _, err := runSampleArm(context.Background(), cfg, 1, ev); err == nil || !strings.Contains(err.Error(), "already holds a run") {
+		t.Errorf("second run into the kept directory: %v", err)
 	}
 	// 512 steps per update: 1100 steps are 2 whole updates, so segments of 2 updates end at
 	// 1024 and 2048 (the budget) steps.
