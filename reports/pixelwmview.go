@@ -22,15 +22,23 @@ type pixelWMScores struct {
 		TrainEpisodes int `json:"train_episodes"`
 		HeldEpisodes  int `json:"held_out_episodes"`
 		Imagination   struct {
-			Rollouts    int       `json:"rollouts"`
-			MSE         []float64 `json:"per_step_mse"`
-			CopyLastMSE []float64 `json:"copy_last_per_step_mse"`
+			Rollouts     int       `json:"rollouts"`
+			MSE          []float64 `json:"per_step_mse"`
+			CopyLastMSE  []float64 `json:"copy_last_per_step_mse"`
+			ActionEffect []float64 `json:"action_effect_per_step_mse"`
 		} `json:"imagination"`
 		Reward struct {
 			Success struct {
 				Accuracy, Majority, Precision, Recall float64
 			} `json:"success"`
 		} `json:"reward"`
+		Endings *struct {
+			Succeeded struct {
+				Episodes       int `json:"episodes"`
+				RealJudged     int `json:"real_end_judged_success"`
+				ImaginedJudged int `json:"imagined_end_judged_success"`
+			} `json:"succeeded"`
+		} `json:"imagined_endings"`
 	} `json:"scores"`
 }
 
@@ -44,7 +52,8 @@ const maxStrips = 3
 // run's real-vs-imagined strip. It returns nil when no run has one.
 func buildPixelWMView(e *experimentData) *targetsView {
 	t := tableView{Header: []string{"Run", "Episodes (train / held out)", "M_obs steps", "Imagined MSE, step 1 (copy last)",
-		"Imagined MSE, last step (copy last)", "M_rew success accuracy (majority)", "Precision / recall", "Strip"}}
+		"Imagined MSE, last step (copy last)", "M_rew success accuracy (majority)", "Precision / recall",
+		"Action effect, step 1", "Success endings judged: imagined / real of n", "Strip"}}
 	var images [][2]string
 	for _, r := range e.Runs {
 		p := r.PixelWM
@@ -59,6 +68,13 @@ func buildPixelWMView(e *experimentData) *targetsView {
 			return fmt.Sprintf("%.4f (%.4f)", im.MSE[h], im.CopyLastMSE[h])
 		}
 		su := s.Reward.Success
+		effect, endings := "—", "—"
+		if len(im.ActionEffect) > 0 {
+			effect = fmt.Sprintf("%.4f", im.ActionEffect[0])
+		}
+		if en := s.Endings; en != nil && en.Succeeded.Episodes > 0 {
+			endings = fmt.Sprintf("%d / %d of %d", en.Succeeded.ImaginedJudged, en.Succeeded.RealJudged, en.Succeeded.Episodes)
+		}
 		strip := path.Join(r.Arm, fmt.Sprintf("seed-%d", r.Seed), runstore.PixelWorldModelStrip)
 		if len(images) < maxStrips {
 			images = append(images, [2]string{fmt.Sprintf("%s/seed-%d: real (upper) and imagined (lower) frames per camera", r.Arm, r.Seed), strip})
@@ -71,6 +87,8 @@ func buildPixelWMView(e *experimentData) *targetsView {
 			{Text: mse(len(im.MSE) - 1), Num: true},
 			{Text: fmt.Sprintf("%.3f (%.3f)", su.Accuracy, su.Majority), Num: true},
 			{Text: fmt.Sprintf("%.2f / %.2f", su.Precision, su.Recall), Num: true},
+			{Text: effect, Num: true},
+			{Text: endings, Num: true},
 			{Text: "PNG", Link: strip},
 		})
 	}
@@ -81,6 +99,8 @@ func buildPixelWMView(e *experimentData) *targetsView {
 		"Each run pretrained the pixel world model (the spec's world_model pixels block) on its offline episodes and scored it on one held-out episode in ten of every task.",
 		"Imagined MSE is M_obs's open-loop error ([−1, 1] pixel units, mean over cameras and rollouts) when it imagines frames from real context frames with the recorded actions; in brackets the error of copying the last real frame, which a useful model must beat.",
 		"M_rew's accuracy is at threshold ½ on every held-out frame; in brackets always answering the more frequent label.",
+		"The action effect is how much M_obs's first imagined frame changes when another held-out episode's actions replace the recorded ones (mean squared difference; 0: it ignores its actions).",
+		"Success endings judged: M_obs imagines the last steps before each held-out success from the real context with the recorded actions, and M_rew judges the imagined end frame and the real one; imagined successes that M_rew does not recognise give GRPO on imagined groups nothing to compare.",
 		"The strip shows, per camera, real frames over imagined ones (the first runs' strips below).",
 	}
 	return &targetsView{Heading: "Pixel world model", Intro: strings.Join(intro, " "), Table: t, Images: images}

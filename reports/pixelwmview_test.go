@@ -22,8 +22,10 @@ func TestPixelWMView(t *testing.T) {
 	const scores = `{"config": {"ObsSteps": 400, "RewSteps": 1500, "ProprioSteps": 3000},
   "phase": "done", "step": 4900,
   "scores": {"train_episodes": 180, "held_out_episodes": 20,
-    "imagination": {"rollouts": 20, "per_step_mse": [0.03, 0.05, 0.07], "copy_last_per_step_mse": [0.025, 0.04, 0.06]},
-    "reward": {"success": {"Accuracy": 0.963, "Majority": 0.955, "Precision": 0.72, "Recall": 0.29}}}}`
+    "imagination": {"rollouts": 20, "per_step_mse": [0.03, 0.05, 0.07], "copy_last_per_step_mse": [0.025, 0.04, 0.06],
+      "action_effect_per_step_mse": [0.0059, 0.01, 0.02]},
+    "reward": {"success": {"Accuracy": 0.963, "Majority": 0.955, "Precision": 0.72, "Recall": 0.29}},
+    "imagined_endings": {"horizon": 8, "succeeded": {"episodes": 18, "real_end_judged_success": 16, "imagined_end_judged_success": 2}}}}`
 	if err := os.WriteFile(filepath.Join(run, filepath.FromSlash(runstore.PixelWorldModelFile)), []byte(scores), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -39,12 +41,25 @@ func TestPixelWMView(t *testing.T) {
 	for _, c := range v.Table.Rows[0] {
 		got = append(got, c.Text)
 	}
-	want := "base/seed-2|180 / 20|400|0.0300 (0.0250)|0.0700 (0.0600)|0.963 (0.955)|0.72 / 0.29|PNG"
+	want := "base/seed-2|180 / 20|400|0.0300 (0.0250)|0.0700 (0.0600)|0.963 (0.955)|0.72 / 0.29|0.0059|2 / 16 of 18|PNG"
 	if strings.Join(got, "|") != want {
 		t.Errorf("row = %s\nwant  %s", strings.Join(got, "|"), want)
 	}
-	if l := v.Table.Rows[0][7].Link; l != "base/seed-2/"+runstore.PixelWorldModelStrip {
+	if l := v.Table.Rows[0][9].Link; l != "base/seed-2/"+runstore.PixelWorldModelStrip {
 		t.Errorf("strip link %q", l)
+	}
+	// Scores from before the action effect and the endings were measured: dashes.
+	old := filepath.Join(dir, "base", "seed-4")
+	if err := os.MkdirAll(filepath.Join(old, "worldmodel"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	oldScores := strings.Replace(strings.Replace(scores, `"action_effect_per_step_mse"`, `"x"`, 1), `"imagined_endings"`, `"y"`, 1)
+	if err := os.WriteFile(filepath.Join(old, filepath.FromSlash(runstore.PixelWorldModelFile)), []byte(oldScores), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ov := buildPixelWMView(&experimentData{Dir: dir, Runs: []*runData{readRunData("base", 4, old)}})
+	if ov == nil || len(ov.Table.Rows) != 1 || ov.Table.Rows[0][7].Text != "—" || ov.Table.Rows[0][8].Text != "—" {
+		t.Errorf("older scores: view %+v, want one row with dashes for the action effect and the endings", ov)
 	}
 	if buildPixelWMView(&experimentData{Dir: dir}) != nil {
 		t.Error("a view without pixel world models")
