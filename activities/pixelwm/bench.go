@@ -94,8 +94,8 @@ func (c BenchConfig) Validate() error {
 		errs = append(errs, fmt.Errorf("observation model sees %d cameras at %d×%d with %d-D actions, the data has %d at %d×%d with %d-D actions; build it with edm.DefaultConfig(cameras, tabletop.ActionDim) at the data's image size",
 			c.Obs.Cameras, c.Obs.ImageSize, c.Obs.ImageSize, c.Obs.ActionDim, cams, c.Collect.ImageSize, c.Collect.ImageSize, tabletop.ActionDim))
 	}
-	if !(c.EDM.SigmaData > 0 || c.EDM.Residual && c.EDM.SigmaData == 0) {
-		errs = append(errs, fmt.Errorf("observation model: σ_data must be positive (0 only for a residual model, which measures it on the data), got %v", c.EDM.SigmaData))
+	if err := checkSigmaData(c.EDM); err != nil {
+		errs = append(errs, err)
 	}
 	if err := c.Rew.Validate(); err != nil {
 		errs = append(errs, err)
@@ -241,12 +241,8 @@ func Bench(ctx context.Context, c BenchConfig) (BenchResult, Strip, error) {
 	obsBudget := time.Duration(float64(c.Budget) * (1 - c.RewShare))
 	samples := ObsSamples(c.Obs, train)
 	res.ObsChangeStd = ChangeStd(samples)
-	if c.EDM.Residual && c.EDM.SigmaData == 0 {
-		// A residual M_obs denoises the frame change: its σ_data is measured, as the pixels
-		// block's pretraining does.
-		c.EDM.SigmaData = res.ObsChangeStd
-		res.EDM = c.EDM
-	}
+	c.EDM = withSigmaData(c.EDM, samples) // as the pixels block's pretraining does
+	res.EDM = c.EDM
 	obs, err := edm.NewTrainer(c.Obs, c.EDM, c.ObsTrain, nil)
 	if err != nil {
 		return res, Strip{}, err

@@ -1,6 +1,7 @@
 package pixelwm
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/accerl/accerl/kernels/edm"
@@ -46,6 +47,24 @@ func ObsSamples(c edm.Config, eps []Episode) []edm.Sample {
 		out = append(out, Transitions(c, e.Frames, e.Actions)...)
 	}
 	return out
+}
+
+// checkSigmaData reports an M_obs σ_data that neither is positive nor is 0 for a residual
+// model (which withSigmaData measures on the data).
+func checkSigmaData(e edm.EDM) error {
+	if e.SigmaData > 0 || e.Residual && e.SigmaData == 0 {
+		return nil
+	}
+	return fmt.Errorf("observation model: σ_data must be positive (0 only for a residual model, which measures it on the data), got %v", e.SigmaData)
+}
+
+// withSigmaData returns e with a residual model's σ_data 0 replaced by the
+// frame change's standard deviation on samples (ChangeStd), what it denoises.
+func withSigmaData(e edm.EDM, samples []edm.Sample) edm.EDM {
+	if e.Residual && e.SigmaData == 0 {
+		e.SigmaData = ChangeStd(samples)
+	}
+	return e
 }
 
 // ChangeStd is the standard deviation of the frame change Next − Past[k−1]

@@ -53,7 +53,7 @@ func EvaluateImagination(net *edm.Net[float32], e edm.EDM, held []Episode, start
 	var strip Strip
 	var long []Episode
 	for _, ep := range held {
-		if t := start; t >= cfg.History-1 && t+horizon < ep.Len() {
+		if start >= cfg.History-1 && start+horizon < ep.Len() {
 			long = append(long, ep)
 		}
 	}

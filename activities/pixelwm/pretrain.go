@@ -143,8 +143,8 @@ func (c PretrainConfig) Validate() error {
 	if err := c.Obs.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("observation model: %w", err))
 	}
-	if !(c.EDM.SigmaData > 0 || c.EDM.Residual && c.EDM.SigmaData == 0) {
-		errs = append(errs, fmt.Errorf("observation model: σ_data must be positive (0 only for a residual model, which measures it on the data), got %v", c.EDM.SigmaData))
+	if err := checkSigmaData(c.EDM); err != nil {
+		errs = append(errs, err)
 	}
 	if c.EDM.Steps < 1 {
 		errs = append(errs, fmt.Errorf("observation model: sampling steps must be at least 1, got %d", c.EDM.Steps))
@@ -228,9 +228,7 @@ func Pretrain(ctx context.Context, c PretrainConfig, eps []Episode, resume *Pret
 	if len(samples) == 0 {
 		return nil, fmt.Errorf("pixel world-model pretraining: no episode of the training split has %d frames of context and a next frame", c.Obs.History+1)
 	}
-	if c.EDM.Residual && c.EDM.SigmaData == 0 {
-		c.EDM.SigmaData = ChangeStd(samples)
-	}
+	c.EDM = withSigmaData(c.EDM, samples)
 	obs, err := restoreObs(c, restored)
 	if err != nil {
 		return nil, err

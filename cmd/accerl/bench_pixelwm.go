@@ -106,18 +106,20 @@ func printPixelWM(w io.Writer, r pixelwm.BenchResult) {
 	im := r.ObsImagination
 	fmt.Fprintf(w, "\nM_obs: %d Adam steps in %.0fs; %d held-out rollouts of %d steps from step %d (imagination %.1fs)\n",
 		r.ObsSteps, r.ObsSeconds, im.Rollouts, im.Horizon, im.Start, im.Seconds)
-	if im.SwappedMSE == nil {
-		fmt.Fprintln(w, "  step  imagined MSE  copy-last MSE")
-		for h := range im.MSE {
-			fmt.Fprintf(w, "  %4d  %12.4f  %13.4f\n", h+1, im.MSE[h], im.CopyLastMSE[h])
+	// Swapped: imagined with another held-out episode's actions; action effect: the
+	// difference that made to the imagined frames (both measured from 2 rollouts up).
+	swapped := im.SwappedMSE != nil
+	fmt.Fprint(w, "  step  imagined MSE  copy-last MSE")
+	if swapped {
+		fmt.Fprint(w, "  swapped-actions MSE  action effect")
+	}
+	fmt.Fprintln(w)
+	for h := range im.MSE {
+		fmt.Fprintf(w, "  %4d  %12.4f  %13.4f", h+1, im.MSE[h], im.CopyLastMSE[h])
+		if swapped {
+			fmt.Fprintf(w, "  %19.4f  %13.4f", im.SwappedMSE[h], im.ActionEffectMSE[h])
 		}
-	} else {
-		// Swapped: imagined with another held-out episode's actions; action effect: the
-		// difference that made to the imagined frames.
-		fmt.Fprintln(w, "  step  imagined MSE  copy-last MSE  swapped-actions MSE  action effect")
-		for h := range im.MSE {
-			fmt.Fprintf(w, "  %4d  %12.4f  %13.4f  %19.4f  %13.4f\n", h+1, im.MSE[h], im.CopyLastMSE[h], im.SwappedMSE[h], im.ActionEffectMSE[h])
-		}
+		fmt.Fprintln(w)
 	}
 	e := r.RewHeld
 	fmt.Fprintf(w, "M_rew: %d Adam steps in %.0fs; held-out focal loss %.4f → %.4f on %d frames\n",
