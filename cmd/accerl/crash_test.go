@@ -35,6 +35,13 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if addr := os.Getenv(heldEnv); addr != "" {
+		if err := heldMain(addr); err != nil {
+			fmt.Fprintln(os.Stderr, "held segments:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if v := os.Getenv(s3ServerEnv); v != "" {
 		addr, dir, _ := strings.Cut(v, ",")
 		fmt.Fprintln(os.Stderr, "s3 server:", s3ServeMain(addr, dir))

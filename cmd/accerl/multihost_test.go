@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -216,12 +215,10 @@ func multiHostExperiment(t *testing.T, prefix, root, spec, out, files string, en
 	cli := nsProcess(t, prefix+"client", cliLog, env("client"), "run", "--temporal", addr, "--no-worker", "--out", out, spec)
 	done := waitClient(t, cli)
 
-	// Kill w1 once it has trained a while: when a run has a second checkpoint.
+	// Kill w1 once it has trained a while (a run has a second checkpoint), at a moment when
+	// it holds a started segment.
 	waitSecondCheckpoint(t, files, cliLog)
-	killed := time.Now()
-	if err := workers["w1"].Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	killed := killHoldingSegment(t, workers["w1"], prefix+"client", addr, filepath.Join(root, "w1.log"))
 	startWorker("w2")
 	waitFor(t, "w2 to join", time.Minute, func() bool {
 		b, _ := os.ReadFile(filepath.Join(root, "w2.log"))
@@ -459,18 +456,26 @@ func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool, l
 // timeline runs timelineMain on host ns against the server at addr and decodes its output.
 func timeline(t *testing.T, ns, addr, logPath string) []segmentAttempt {
 	t.Helper()
-	cmd := exec.Command("ip", "netns", "exec", ns, os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), timelineEnv+"="+addr)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("timeline: %v; output %s", err, out)
-	}
 	var tl []segmentAttempt
-	if err := json.Unmarshal(out, &tl); err != nil {
-		t.Fatalf("timeline: %v; output %s", err, out)
-	}
+	out := nsQuery(t, ns, timelineEnv+"="+addr, &tl)
 	_ = os.WriteFile(logPath, out, 0o644)
 	return tl
+}
+
+// nsQuery runs the test binary on host ns with env set (timelineEnv or heldEnv and the
+// server's address), decodes the JSON it prints into v and returns the output.
+func nsQuery(t *testing.T, ns, env string, v any) []byte {
+	t.Helper()
+	cmd := exec.Command("ip", "netns", "exec", ns, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), env)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v; output %s", env, err, out)
+	}
+	if err := json.Unmarshal(out, v); err != nil {
+		t.Fatalf("%s: %v; output %s", env, err, out)
+	}
+	return out
 }
 
 // timelineMain prints, as JSON, every TrainSegment start of every Run workflow on the server
