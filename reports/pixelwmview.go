@@ -37,6 +37,8 @@ type pixelWMScores struct {
 				Episodes       int `json:"episodes"`
 				RealJudged     int `json:"real_end_judged_success"`
 				ImaginedJudged int `json:"imagined_end_judged_success"`
+				// SwappedJudged is absent from scores made before it was measured.
+				SwappedJudged *int `json:"swapped_end_judged_success"`
 			} `json:"succeeded"`
 		} `json:"imagined_endings"`
 	} `json:"scores"`
@@ -74,6 +76,9 @@ func buildPixelWMView(e *experimentData) *targetsView {
 		}
 		if en := s.Endings; en != nil && en.Succeeded.Episodes > 0 {
 			endings = fmt.Sprintf("%d / %d of %d", en.Succeeded.ImaginedJudged, en.Succeeded.RealJudged, en.Succeeded.Episodes)
+			if sw := en.Succeeded.SwappedJudged; sw != nil {
+				endings += fmt.Sprintf(" (another's actions: %d)", *sw)
+			}
 		}
 		strip := path.Join(r.Arm, fmt.Sprintf("seed-%d", r.Seed), runstore.PixelWorldModelStrip)
 		if len(images) < maxStrips {
@@ -101,6 +106,7 @@ func buildPixelWMView(e *experimentData) *targetsView {
 		"M_rew's accuracy is at threshold ½ on every held-out frame; in brackets always answering the more frequent label.",
 		"The action effect is how much M_obs's first imagined frame changes when another held-out episode's actions replace the recorded ones (mean squared difference; 0: it ignores its actions).",
 		"Success endings judged: M_obs imagines the last steps before each held-out success from the real context with the recorded actions, and M_rew judges the imagined end frame and the real one; imagined successes that M_rew does not recognise give GRPO on imagined groups nothing to compare.",
+		"In brackets the imagined end frames judged successes when another held-out episode's ending actions replace the recorded ones: as many as with the episode's own actions means M_rew's verdict is set by the start, not by what the policy does from it.",
 		"The strip shows, per camera, real frames over imagined ones (the first runs' strips below).",
 	}
 	return &targetsView{Heading: "Pixel world model", Intro: strings.Join(intro, " "), Table: t, Images: images}

@@ -25,7 +25,8 @@ func TestPixelWMView(t *testing.T) {
     "imagination": {"rollouts": 20, "per_step_mse": [0.03, 0.05, 0.07], "copy_last_per_step_mse": [0.025, 0.04, 0.06],
       "action_effect_per_step_mse": [0.0059, 0.01, 0.02]},
     "reward": {"success": {"Accuracy": 0.963, "Majority": 0.955, "Precision": 0.72, "Recall": 0.29}},
-    "imagined_endings": {"horizon": 8, "succeeded": {"episodes": 18, "real_end_judged_success": 16, "imagined_end_judged_success": 2}}}}`
+    "imagined_endings": {"horizon": 8, "succeeded": {"episodes": 18, "real_end_judged_success": 16, "imagined_end_judged_success": 2,
+      "swapped_end_judged_success": 1}}}}`
 	if err := os.WriteFile(filepath.Join(run, filepath.FromSlash(runstore.PixelWorldModelFile)), []byte(scores), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func TestPixelWMView(t *testing.T) {
 	for _, c := range v.Table.Rows[0] {
 		got = append(got, c.Text)
 	}
-	want := "base/seed-2|180 / 20|400|0.0300 (0.0250)|0.0700 (0.0600)|0.963 (0.955)|0.72 / 0.29|0.0059|2 / 16 of 18|PNG"
+	want := "base/seed-2|180 / 20|400|0.0300 (0.0250)|0.0700 (0.0600)|0.963 (0.955)|0.72 / 0.29|0.0059|2 / 16 of 18 (another's actions: 1)|PNG"
 	if strings.Join(got, "|") != want {
 		t.Errorf("row = %s\nwant  %s", strings.Join(got, "|"), want)
 	}
@@ -60,6 +61,18 @@ func TestPixelWMView(t *testing.T) {
 	ov := buildPixelWMView(&experimentData{Dir: dir, Runs: []*runData{readRunData("base", 4, old)}})
 	if ov == nil || len(ov.Table.Rows) != 1 || ov.Table.Rows[0][7].Text != "—" || ov.Table.Rows[0][8].Text != "—" {
 		t.Errorf("older scores: view %+v, want one row with dashes for the action effect and the endings", ov)
+	}
+	// Scores with the endings from before the swapped-action verdicts: no brackets.
+	mid := filepath.Join(dir, "base", "seed-5")
+	if err := os.MkdirAll(filepath.Join(mid, "worldmodel"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	midScores := strings.Replace(scores, `"swapped_end_judged_success"`, `"z"`, 1)
+	if err := os.WriteFile(filepath.Join(mid, filepath.FromSlash(runstore.PixelWorldModelFile)), []byte(midScores), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if mv := buildPixelWMView(&experimentData{Dir: dir, Runs: []*runData{readRunData("base", 5, mid)}}); mv == nil || mv.Table.Rows[0][8].Text != "2 / 16 of 18" {
+		t.Errorf("scores without swapped verdicts: view %+v, want the endings without brackets", mv)
 	}
 	if buildPixelWMView(&experimentData{Dir: dir}) != nil {
 		t.Error("a view without pixel world models")

@@ -192,6 +192,7 @@
 //	    #   group             = 0         # imagined rollouts per start; >= 2 with adv_estimator = "grpo"
 //	    #   temperature       = 0.3       # imagined rollouts' action sampling temperature, [0, 10]; 0: policy.vla's
 //	    #   graded            = false     # rank a group by M_rew's p_success change, mean-centred (needs group >= 2)
+//	    #   rew_imagined      = 0         # M_obs-imagined endings per offline episode M_rew also trains on, [0, 64]
 //	    # }
 //	  }
 //

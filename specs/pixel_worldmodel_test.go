@@ -9,7 +9,7 @@ import (
 // TestPixelWorldModel: a world_model pixels block decodes onto DefaultPixelWorldModel with
 // the attributes it writes, an ablation's block changes only its own arm, the block is
 // accepted beside a VLA policy (the state-vector world model is not), and a spec without
-// it keeps the hash it had before the block existed.
+// it keeps the hash it had before the block existed; an attribute out of range is refused.
 func TestPixelWorldModel(t *testing.T) {
 	spec := func(wm string) []byte {
 		return []byte(`experiment "x" {
@@ -38,6 +38,7 @@ func TestPixelWorldModel(t *testing.T) {
       behaviour_noise = 0.2
       residual        = false
       sample_steps    = 3
+      rew_imagined    = 4
     }
   }
   ablation "more_rew" {
@@ -50,7 +51,7 @@ func TestPixelWorldModel(t *testing.T) {
 	}
 	base, arm := exp.Arms[0].Config.WorldModel, exp.Arms[1].Config.WorldModel
 	want := DefaultPixelWorldModel()
-	want.ObsSteps, want.BehaviourNoise, want.Residual, want.SampleSteps = 12, 0.2, false, 3
+	want.ObsSteps, want.BehaviourNoise, want.Residual, want.SampleSteps, want.RewImagined = 12, 0.2, false, 3, 4
 	if base.Pixels == nil || *base.Pixels != want || base.Behaviour != WorldModelBehaviourExpertNoisy {
 		t.Fatalf("base pixels = %+v (behaviour %q), want %+v (expert_noisy)", base.Pixels, base.Behaviour, want)
 	}
@@ -60,6 +61,15 @@ func TestPixelWorldModel(t *testing.T) {
 	}
 	if base.Pixels.RewSteps != DefaultPixelWorldModel().RewSteps {
 		t.Errorf("the ablation's block changed the base: rew_steps %d", base.Pixels.RewSteps)
+	}
+
+	// rew_imagined beyond its range is refused, naming it.
+	_, diags = Parse("x.hcl", spec(`world_model {
+    enabled = true
+    pixels { rew_imagined = 65 }
+  }`), nil)
+	if !diags.HasErrors() || !strings.Contains(diags.Error(), "rew_imagined") {
+		t.Errorf("rew_imagined = 65: diagnostics %v, want an error naming it", diags)
 	}
 
 	// Without the block nothing about the world model enters the JSON that did not before.

@@ -49,6 +49,9 @@ type BenchConfig struct {
 	// Horizon is the number of imagined steps per rollout and Start the
 	// real step the rollouts start from.
 	Horizon, Start int
+	// RewImagined, when > 0, adds this many imagined endings of Horizon steps per training
+	// episode to M_rew's training frames (ImaginedRewardExamples, drawn by the trained M_obs).
+	RewImagined int
 	// Seed drives the imagination's sampling noise.
 	Seed uint64
 	// Progress, when set, receives one line per phase and per loss report.
@@ -137,6 +140,9 @@ func (c BenchConfig) Validate() error {
 	if c.Horizon < 1 {
 		errs = append(errs, fmt.Errorf("horizon must be at least 1 imagined step, got %d", c.Horizon))
 	}
+	if c.RewImagined < 0 {
+		errs = append(errs, fmt.Errorf("imagined endings per episode for M_rew must not be negative (0 trains it on real frames only), got %d", c.RewImagined))
+	}
 	if c.Start < c.Obs.History-1 {
 		errs = append(errs, fmt.Errorf("rollouts start at step %d, before the %d context frames exist; start at %d or later", c.Start, c.Obs.History, c.Obs.History-1))
 	}
@@ -170,17 +176,19 @@ type BenchResult struct {
 	ObsChangeStd   float64     `json:"obs_change_std"`
 	ObsImagination ImagineEval `json:"obs_imagination"`
 
-	Rew           reward.Config      `json:"rew_config"`
-	RewTrain      reward.TrainConfig `json:"rew_train"`
-	RewParams     int                `json:"rew_params"`
-	RewExamples   int                `json:"rew_train_frames"`
-	RewSteps      int                `json:"rew_train_steps"`
-	RewSeconds    float64            `json:"rew_train_seconds"`
-	RewLossEvery  int                `json:"rew_loss_every"`
-	RewLoss       []float64          `json:"rew_loss_curve"` // mean minibatch focal loss over each RewLossEvery steps
-	RewHeldBefore float64            `json:"rew_held_out_focal_loss_before"`
-	RewHeldAfter  float64            `json:"rew_held_out_focal_loss_after"`
-	RewHeld       RewardEval         `json:"rew_held_out"`
+	Rew         reward.Config      `json:"rew_config"`
+	RewTrain    reward.TrainConfig `json:"rew_train"`
+	RewParams   int                `json:"rew_params"`
+	RewExamples int                `json:"rew_train_frames"`
+	// RewImagined is how many of RewExamples M_obs imagined (BenchConfig.RewImagined).
+	RewImagined   int        `json:"rew_train_imagined_frames,omitempty"`
+	RewSteps      int        `json:"rew_train_steps"`
+	RewSeconds    float64    `json:"rew_train_seconds"`
+	RewLossEvery  int        `json:"rew_loss_every"`
+	RewLoss       []float64  `json:"rew_loss_curve"` // mean minibatch focal loss over each RewLossEvery steps
+	RewHeldBefore float64    `json:"rew_held_out_focal_loss_before"`
+	RewHeldAfter  float64    `json:"rew_held_out_focal_loss_after"`
+	RewHeld       RewardEval `json:"rew_held_out"`
 	// Endings is M_rew on M_obs's imagined episode endings against the real ones.
 	Endings EndingEval `json:"imagined_endings"`
 
@@ -271,6 +279,13 @@ func Bench(ctx context.Context, c BenchConfig) (BenchResult, Strip, error) {
 		return res, strip, err
 	}
 	examples, heldEx := RewardExamples(train), RewardExamples(held)
+	if c.RewImagined > 0 {
+		t2 := time.Now()
+		imagined := ImaginedRewardExamples(obs.Net, c.EDM, train, c.Horizon, c.RewImagined, rewImaginedRand(c.Seed))
+		res.RewImagined = len(imagined)
+		examples = append(examples, imagined...)
+		say("M_rew: %d imagined frames (%d endings per training episode) in %.1fs", len(imagined), c.RewImagined, time.Since(t2).Seconds())
+	}
 	res.RewParams, res.RewExamples = len(rew.Model.Params()), len(examples)
 	res.RewHeldBefore = rew.EvalLoss(heldEx, 256)
 	rewBudget := c.Budget - obsBudget

@@ -35,6 +35,11 @@ type PretrainConfig struct {
 	Horizon, Start int
 	// Seed drives the scoring rollouts' sampling noise.
 	Seed uint64
+	// RewImagined, when > 0, also trains M_rew on this many M_obs-imagined endings of
+	// Horizon policy steps per training episode (ImaginedRewardExamples, drawn by the
+	// pretrained M_obs when the M_rew phase begins, each frame labelled as the real one it
+	// stands for), so that M_rew judges frames as M_obs draws them. 0: real frames only.
+	RewImagined int
 	// Stride is the environment actions per policy step (a policy with action chunks
 	// executes execute_steps of each): M_obs and the proprio head learn one prediction per
 	// policy step from the Strided episodes, with Obs.ActionDim and Proprio.ActionDim the
@@ -108,7 +113,10 @@ type PretrainState struct {
 	Rew     []byte `json:"-"`
 	Proprio []byte `json:"-"`
 	// Step counts the steps of all three models together.
-	Step        int           `json:"step"`
+	Step int `json:"step"`
+	// RewImagined is how many imagined frames M_rew's training examples hold
+	// (PretrainConfig.RewImagined), counted when its phase begins.
+	RewImagined int           `json:"rew_imagined_frames,omitempty"`
 	ObsLoss     []float64     `json:"obs_loss_curve"`
 	RewLoss     []float64     `json:"rew_loss_curve"`
 	ProprioLoss []float64     `json:"proprio_loss_curve"`
@@ -122,10 +130,12 @@ type PretrainEval struct {
 	ObsParams     int `json:"obs_params"`
 	// SigmaData and SampleSteps are M_obs's σ_data (measured on the data for a
 	// residual model) and sampling steps.
-	SigmaData     float64 `json:"obs_sigma_data"`
-	SampleSteps   int     `json:"obs_sample_steps"`
-	RewParams     int     `json:"rew_params"`
-	ProprioParams int     `json:"proprio_params"`
+	SigmaData   float64 `json:"obs_sigma_data"`
+	SampleSteps int     `json:"obs_sample_steps"`
+	RewParams   int     `json:"rew_params"`
+	// RewImagined counts the imagined frames among M_rew's training examples.
+	RewImagined   int `json:"rew_train_imagined_frames,omitempty"`
+	ProprioParams int `json:"proprio_params"`
 	// Imagination is M_obs's open-loop per-step MSE against copying the
 	// last real frame; Reward M_rew's accuracy and reward error; Proprio
 	// the proprio head's; RewHeldLoss the held-out focal loss.
@@ -174,6 +184,9 @@ func (c PretrainConfig) Validate() error {
 	}
 	if c.HeldEvery < 2 {
 		errs = append(errs, fmt.Errorf("held-every must be at least 2 (one episode in that many is held out), got %d", c.HeldEvery))
+	}
+	if c.RewImagined < 0 {
+		errs = append(errs, fmt.Errorf("imagined endings per episode for M_rew must not be negative (0 trains it on real frames only), got %d", c.RewImagined))
 	}
 	if c.Horizon < 1 {
 		errs = append(errs, fmt.Errorf("horizon must be at least 1 imagined step, got %d", c.Horizon))
@@ -247,6 +260,12 @@ func Pretrain(ctx context.Context, c PretrainConfig, eps []Episode, resume *Pret
 	}
 	if st.Phase == PhaseRew {
 		examples := RewardExamples(train)
+		if c.RewImagined > 0 {
+			// Drawn again on a resume, the same: from the phase's fixed M_obs and seed.
+			imagined := ImaginedRewardExamples(obs.Net, obs.EDM, steps, c.Horizon, c.RewImagined, rewImaginedRand(c.Seed))
+			st.RewImagined = len(imagined)
+			examples = append(examples, imagined...)
+		}
 		if err := runPhase(ctx, st, &st.RewLoss, rew.Steps, c.RewSteps, rewLossEvery, rewCkptEvery,
 			func() (float64, error) { return rew.Step(examples) },
 			func() error { return marshalInto(&st.Rew, rew) }, PhaseProprio, save); err != nil {
@@ -269,7 +288,7 @@ func Pretrain(ctx context.Context, c PretrainConfig, eps []Episode, resume *Pret
 
 	// Score, then the last checkpoint.
 	ev := &PretrainEval{TrainEpisodes: len(train), HeldEpisodes: len(held),
-		ObsParams: len(obs.Net.Params()), RewParams: len(rew.Model.Params()), ProprioParams: len(pt.Model.Params())}
+		ObsParams: len(obs.Net.Params()), RewParams: len(rew.Model.Params()), RewImagined: st.RewImagined, ProprioParams: len(pt.Model.Params())}
 	ev.SigmaData, ev.SampleSteps = obs.EDM.SigmaData, obs.EDM.Steps
 	ev.Imagination, _ = EvaluateImagination(obs.Net, obs.EDM, heldSteps, c.Start, c.Horizon, scoringRand(c.Seed))
 	ev.Reward = EvaluateReward(rew.Model, held)
@@ -289,6 +308,9 @@ func scoringRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x1
 
 // endingsRand is the random stream of EvaluateEndings's imaginations.
 func endingsRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x1b)) }
+
+// rewImaginedRand is the random stream of ImaginedRewardExamples's imaginations.
+func rewImaginedRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x1c)) }
 
 // ScoringStrip replays the first scoring rollout of a finished pretraining
 // (the same episodes, start, horizon and noise as its scores) for a person

@@ -25,7 +25,7 @@ func tinyPretrain(seed uint64) PretrainConfig {
 		Proprio:      proprio.Config{History: 2, ProprioDim: tabletop.ProprioDim, ActionDim: tabletop.ActionDim, Hidden: []int{8}},
 		ProprioTrain: proprio.TrainConfig{LR: 1e-3, BatchSize: 8, MaxGradNorm: 1, Seed: seed},
 		ObsSteps:     30, RewSteps: 260, ProprioSteps: 1010,
-		HeldEvery: 10, Horizon: 3, Start: 20, Seed: seed,
+		HeldEvery: 10, Horizon: 3, Start: 20, Seed: seed, RewImagined: 2,
 	}
 }
 
@@ -74,6 +74,19 @@ func TestPretrainResumesBitExactly(t *testing.T) {
 	train, _ := Split(eps, c.HeldEvery)
 	if want := ChangeStd(ObsSamples(c.Obs, train)); full.Scores.SigmaData != want || !(want > 0) || full.Scores.SampleSteps != 1 {
 		t.Errorf("σ_data %v with %d sampling steps, want the training frames' change σ %v with 1", full.Scores.SigmaData, full.Scores.SampleSteps, want)
+	}
+	// M_rew trained on 2 imagined endings of 3 steps per training episode too (each
+	// episode here is long enough), and learned something else from them.
+	if want := 2 * 3 * len(train); full.Scores.RewImagined != want {
+		t.Errorf("%d imagined frames for M_rew, want %d", full.Scores.RewImagined, want)
+	}
+	realOnly := c
+	realOnly.RewImagined = 0
+	if ro, err := Pretrain(context.Background(), realOnly, eps, saved[1], func(*PretrainState) error { return nil }); err != nil {
+		t.Fatal(err)
+	} else if bytes.Equal(ro.Rew, full.Rew) || ro.Scores.RewImagined != 0 || !bytes.Equal(ro.Obs, full.Obs) {
+		t.Errorf("M_rew without imagined frames: the same as with them (%v) or %d imagined frames, or M_obs differs",
+			bytes.Equal(ro.Rew, full.Rew), ro.Scores.RewImagined)
 	}
 	// Curves: a point every 5 / 50 / 100 steps plus the partial last one.
 	if len(full.ObsLoss) != 6 || len(full.RewLoss) != 6 || len(full.ProprioLoss) != 11 {

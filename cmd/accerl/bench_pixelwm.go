@@ -36,6 +36,7 @@ func benchPixelWM(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	rewShare := fs.Float64("rew-share", def.RewShare, "share of --minutes that trains M_rew, in (0, 1); the rest trains M_obs")
 	horizon := fs.Int("horizon", def.Horizon, "imagined steps per held-out rollout (and columns of the strip after the context frame)")
 	start := fs.Int("start", def.Start, "real step the rollouts start from; episodes shorter than start+horizon+1 frames are skipped")
+	rewImagined := fs.Int("rew-imagined", 0, "also train M_rew on this many M_obs-imagined endings of --horizon steps per training episode, each imagined frame labelled as the real frame it stands for, so that it learns what a success looks like as M_obs draws it; 0 trains it on real frames only")
 	heldEvery := fs.Int("held-every", def.HeldEvery, "hold out one episode in this many for the evaluation (≥ 2)")
 	gamma := fs.Float64("gamma", def.RewTrain.Focal.Gamma, "focal-loss γ of M_rew; 0 is the cross-entropy, larger focuses on the hard frames")
 	alpha := fs.Float64("alpha", def.RewTrain.Focal.Alpha, "focal-loss α in [0, 1) weighting the positive labels (0: no balancing); larger raises recall at the cost of precision")
@@ -62,7 +63,7 @@ func benchPixelWM(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		*suite, *episodes, *behaviour, *noise, *linger
 	cfg.DataDir = *data
 	cfg.Budget, cfg.RewShare = time.Duration(*minutes*float64(time.Minute)), *rewShare
-	cfg.Horizon, cfg.Start, cfg.HeldEvery = *horizon, *start, *heldEvery
+	cfg.Horizon, cfg.Start, cfg.HeldEvery, cfg.RewImagined = *horizon, *start, *heldEvery, *rewImagined
 	cfg.RewTrain.Focal = reward.Focal{Gamma: *gamma, Alpha: *alpha}
 	cfg.ProprioSteps = *proprioSteps
 	cfg.ObsSteps, cfg.EDM.Residual = *obsSteps, *residual
@@ -122,8 +123,8 @@ func printPixelWM(w io.Writer, r pixelwm.BenchResult) {
 		fmt.Fprintln(w)
 	}
 	e := r.RewHeld
-	fmt.Fprintf(w, "M_rew: %d Adam steps in %.0fs; held-out focal loss %.4f → %.4f on %d frames\n",
-		r.RewSteps, r.RewSeconds, r.RewHeldBefore, r.RewHeldAfter, e.Frames)
+	fmt.Fprintf(w, "M_rew: %d Adam steps in %.0fs on %d frames (%d imagined); held-out focal loss %.4f → %.4f on %d frames\n",
+		r.RewSteps, r.RewSeconds, r.RewExamples, r.RewImagined, r.RewHeldBefore, r.RewHeldAfter, e.Frames)
 	for _, s := range []struct {
 		name string
 		s    reward.Scores
@@ -152,12 +153,12 @@ func printPixelWM(w io.Writer, r pixelwm.BenchResult) {
 // (pixelwm.EvaluateEndings).
 func printEndings(w io.Writer, ev pixelwm.EndingEval) {
 	fmt.Fprintf(w, "M_rew on episode endings (M_obs imagines the last %d steps before each held-out episode's end with its actions): judged successes (mean p_success)\n", ev.Horizon)
-	fmt.Fprintln(w, "  episodes       n  real start frame  real end frame  imagined end frame")
+	fmt.Fprintln(w, "  episodes       n  real start frame  real end frame  imagined end frame  with another's actions")
 	for _, s := range []struct {
 		name string
 		s    pixelwm.EndingScores
 	}{{"succeeded", ev.Succeeded}, {"failed", ev.Failed}} {
-		fmt.Fprintf(w, "  %-9s  %5d  %6d (%.2f)     %6d (%.2f)   %6d (%.2f)\n", s.name, s.s.Episodes,
-			s.s.StartJudged, s.s.StartP, s.s.RealJudged, s.s.RealP, s.s.ImaginedJudged, s.s.ImaginedP)
+		fmt.Fprintf(w, "  %-9s  %5d  %6d (%.2f)     %6d (%.2f)   %6d (%.2f)       %6d (%.2f)\n", s.name, s.s.Episodes,
+			s.s.StartJudged, s.s.StartP, s.s.RealJudged, s.s.RealP, s.s.ImaginedJudged, s.s.ImaginedP, s.s.SwappedJudged, s.s.SwappedP)
 	}
 }

@@ -30,6 +30,7 @@ func TestBenchPixelWMArgumentErrors(t *testing.T) {
 		{[]string{"--obs-steps", "-3"}, "observation-model steps must not be negative (0 trains for the budget's share), got -3"},
 		{[]string{"--sigma-data", "-1"}, "--sigma-data must be positive (0 keeps the default), got -1"},
 		{[]string{"--sample-steps", "0"}, "--sample-steps must be at least 1, got 0"},
+		{[]string{"--rew-imagined", "-1"}, "imagined endings per episode for M_rew must not be negative (0 trains it on real frames only), got -1"},
 		{[]string{"spatial"}, `unexpected argument "spatial"; every setting is a flag`},
 	} {
 		_, _, err := runCLI(t, append([]string{"bench", "pixel-wm"}, tc.args...)...)
@@ -76,12 +77,17 @@ func TestBenchPixelWMTiny(t *testing.T) {
 		t.Errorf("result %+v", res)
 	}
 	decodePNG(t, png)
-	// The same episodes again come from the stored files; a residual M_obs for exactly 2 steps.
+	// The same episodes again come from the stored files; a residual M_obs for exactly 2
+	// steps, and M_rew trained on 3 imagined endings of 1 step per training episode too
+	// (every one of the 8 has an end frame after its 4 context frames).
 	stdout, _, err = runCLI(t, "bench", "pixel-wm", "--episodes", "10", "--minutes", "0.01", "--horizon", "1", "--start", "5",
 		"--strip", "", "--data", filepath.Join(dir, "data"), "--obs-steps", "2", "--residual", "--sigma-data", "0.15", "--sample-steps", "1",
-		"--json", js)
+		"--rew-imagined", "3", "--json", js)
 	if b, err := os.ReadFile(js); err != nil || json.Unmarshal(b, &res) != nil || res.ObsSteps != 2 || !res.EDM.Residual || res.EDM.SigmaData != 0.15 || res.EDM.Steps != 1 || !(res.ObsChangeStd > 0) {
 		t.Errorf("residual run: %v; result steps %d, EDM %+v, change σ %v", err, res.ObsSteps, res.EDM, res.ObsChangeStd)
+	}
+	if res.RewImagined != 3*8 || !strings.Contains(stdout, "M_rew: 24 imagined frames (3 endings per training episode)") {
+		t.Errorf("M_rew's imagined frames: %d, want 24; output:\n%s", res.RewImagined, stdout)
 	}
 	if err != nil || !strings.Contains(stdout, "loaded 10 expert_noisy episodes") {
 		t.Errorf("second run: %v\n%s", err, stdout)

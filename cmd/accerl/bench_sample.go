@@ -151,6 +151,8 @@ type sampleResult struct {
 	// GradedImagined is --graded-imagined: the world-model arm's imagined groups ranked by
 	// M_rew's p_success change, mean-centred (world_model.pixels.graded).
 	GradedImagined bool `json:"graded_imagined,omitempty"`
+	// RewImagined is --rew-imagined (world_model.pixels.rew_imagined).
+	RewImagined int `json:"rew_imagined,omitempty"`
 	// EvalEpisodes, EvalEvery and Greedy describe the evaluation protocol (EvalEpisodes 0:
 	// solved by the training-episode window instead).
 	EvalEpisodes int   `json:"eval_episodes"`
@@ -194,6 +196,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fitSteps := fs.Int("wm-fit-steps", 8, "with --env tabletop: M_obs's online Adam steps on every update's real steps (the proprio head takes 6× as many; 0 keeps the pretrained pixel world model fixed)")
 	keep := fs.String("keep", "", "keep each arm's run directory (metrics, episodes, checkpoints, the world model's pretraining scores and strip) under DIR/<world-model|no-world-model>/seed-<n> instead of a temporary one that is removed; it must not hold them already")
 	graded := fs.Bool("graded-imagined", false, "with --grpo-group: the world-model arm ranks the imagined rollouts of a start by how far each took M_rew's p_success, with mean-centred advantages, instead of by its success verdict (world_model.pixels.graded)")
+	rewImagined := fs.Int("rew-imagined", 0, "with --env tabletop: the world-model arm's M_rew also pretrains on this many M_obs-imagined endings per offline episode, labelled as the real frames they stand for (world_model.pixels.rew_imagined, at most 64; 0: real frames only)")
 	imgTemp := fs.Float64("imagined-temperature", 0, "with --env tabletop: the world-model arm's imagined rollouts sample their action tokens at this temperature, recorded with the policy's own log-probabilities (world_model.pixels.temperature, at most 10; 0: the policy's 0.03)")
 	grpoGroup := fs.Int("grpo-group", 0, "with --env tabletop: train both arms with the VLA check's GRPO recipe (each ended episode against its task's others, learning rate 1e-5) instead of the critic one, the world-model arm imagining this many rollouts from each start and comparing them by M_rew's success (world_model.pixels.group, at least 2; 0: the critic recipe)")
 	vlaLayers := fs.Int("vla-layers", 0, "with --env tabletop: the micro-VLA's transformer blocks in both arms (policy.vla.layers; 0 keeps 2), as `bench learn --vla-layers`")
@@ -235,8 +238,11 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if !(*imgTemp >= 0 && *imgTemp <= 10) {
 			return fmt.Errorf("--imagined-temperature %g: give a sampling temperature in (0, 10], or 0 for the policy's", *imgTemp)
 		}
-	} else if *obsSteps != 0 || *cacheDir != "" || set["wm-fit-steps"] || *vlaLayers != 0 || *pretrainFrom != "" || *grpoGroup != 0 || *imgTemp != 0 || *graded {
-		return fmt.Errorf("--obs-steps, --wm-fit-steps, --bc-cache, --vla-layers, --pretrain-from, --grpo-group, --imagined-temperature and --graded-imagined are for --env tabletop (the pixel world model and the cloned VLA)")
+		if *rewImagined < 0 || *rewImagined > 64 {
+			return fmt.Errorf("--rew-imagined %d: give the imagined endings per offline episode, 1 to 64, or 0 for real frames only", *rewImagined)
+		}
+	} else if *obsSteps != 0 || *cacheDir != "" || set["wm-fit-steps"] || *vlaLayers != 0 || *pretrainFrom != "" || *grpoGroup != 0 || *imgTemp != 0 || *graded || *rewImagined != 0 {
+		return fmt.Errorf("--obs-steps, --wm-fit-steps, --bc-cache, --vla-layers, --pretrain-from, --grpo-group, --imagined-temperature, --graded-imagined and --rew-imagined are for --env tabletop (the pixel world model and the cloned VLA)")
 	}
 	if *vlaLayers < 0 {
 		return fmt.Errorf("--vla-layers %d: give the micro-VLA's transformer blocks, at least 1 (0 keeps 2)", *vlaLayers)
@@ -282,6 +288,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if tabletopArms {
 		res.Suite, ev.bc, ev.check = *suite, cache, fmt.Sprintf("tabletop-%s-vla", *suite)
 		res.VLALayers, res.PretrainFrom, res.GRPOGroup, res.ImaginedTemperature, res.GradedImagined = *vlaLayers, *pretrainFrom, *grpoGroup, *imgTemp, *graded
+		res.RewImagined = *rewImagined
 	}
 	criterion := fmt.Sprintf("the mean of the last %d training episodes", *window)
 	if *evalEps > 0 {
@@ -305,6 +312,9 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *graded {
 		recipe += "; imagined groups ranked by M_rew's p_success change"
 	}
+	if *rewImagined > 0 {
+		recipe += fmt.Sprintf("; M_rew also trained on %d imagined endings per offline episode", *rewImagined)
+	}
 	fmt.Fprintf(stdout, "%s: online env steps until %s reaches %g; budget %d steps per arm; world model pretrained on %d %s episodes, imagination ratio %g%s\n",
 		envLabel(*envKind, *suite), criterion, *target, *budget, *offline, behaviour, *ratio, recipe)
 	var ratios, ratiosOff []float64
@@ -320,7 +330,8 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 				return err
 			}
 			wmCfg = sampleTabletopWM(base, *offline, *ratio, *obsSteps, *fitSteps, *grpoGroup)
-			wmCfg.WorldModel.Pixels.Temperature, wmCfg.WorldModel.Pixels.Graded = *imgTemp, *graded
+			px := wmCfg.WorldModel.Pixels
+			px.Temperature, px.Graded, px.RewImagined = *imgTemp, *graded, *rewImagined
 		case *envKind == specs.EnvPendulum || *envKind == specs.EnvMountainCarContinuous:
 			// Continuous torque: the tokens head of `bench learn pendulum-tokens-ppo`.
 			base = tokensPendulum(specs.AlgorithmPPO)()
