@@ -32,6 +32,9 @@ type BenchConfig struct {
 	// of its share of Budget (so that runs on a loaded machine compare at
 	// equal steps); M_rew keeps its share.
 	ObsSteps int
+	// RewSteps, when > 0, trains M_rew for exactly this many steps instead of its share
+	// of Budget.
+	RewSteps int
 	// Obs, EDM and ObsTrain are M_obs's size, diffusion settings and
 	// optimisation; Rew and RewTrain M_rew's.
 	Obs      edm.Config
@@ -131,6 +134,9 @@ func (c BenchConfig) Validate() error {
 	if c.ObsSteps < 0 {
 		errs = append(errs, fmt.Errorf("observation-model steps must not be negative (0 trains for the budget's share), got %d", c.ObsSteps))
 	}
+	if c.RewSteps < 0 {
+		errs = append(errs, fmt.Errorf("reward-model steps must not be negative (0 trains for the budget's share), got %d", c.RewSteps))
+	}
 	if c.Budget <= 0 {
 		errs = append(errs, fmt.Errorf("training budget must be positive, got %v", c.Budget))
 	}
@@ -191,6 +197,9 @@ type BenchResult struct {
 	RewHeld       RewardEval `json:"rew_held_out"`
 	// Endings is M_rew on M_obs's imagined episode endings against the real ones.
 	Endings EndingEval `json:"imagined_endings"`
+	// Counterfactual is M_rew on endings driven by another episode's actions, against the
+	// simulator's outcome of those actions (EvaluateCounterfactual).
+	Counterfactual *CounterfactualEval `json:"counterfactual_endings,omitempty"`
 
 	// The proprio head, zero when ProprioSteps is 0. ProprioHeldBefore
 	// and ProprioHeldAfter are its standardised MSE on every held-out
@@ -289,8 +298,12 @@ func Bench(ctx context.Context, c BenchConfig) (BenchResult, Strip, error) {
 	res.RewParams, res.RewExamples = len(rew.Model.Params()), len(examples)
 	res.RewHeldBefore = rew.EvalLoss(heldEx, 256)
 	rewBudget := c.Budget - obsBudget
-	say("M_rew: %d parameters, %d frames, training %v", res.RewParams, len(examples), rewBudget.Round(time.Second))
-	res.RewLoss, res.RewSeconds, err = trainFor(ctx, rewBudget, 0, res.RewLossEvery, func() (float64, error) { return rew.Step(examples) },
+	what = rewBudget.Round(time.Second).String()
+	if c.RewSteps > 0 {
+		what = fmt.Sprintf("%d steps", c.RewSteps)
+	}
+	say("M_rew: %d parameters, %d frames, training %s", res.RewParams, len(examples), what)
+	res.RewLoss, res.RewSeconds, err = trainFor(ctx, rewBudget, c.RewSteps, res.RewLossEvery, func() (float64, error) { return rew.Step(examples) },
 		func(step int, loss, sec float64) { say("M_rew step %d  focal loss %.4f  (%.0fs)", step, loss, sec) })
 	if err != nil {
 		return res, strip, err
@@ -299,6 +312,11 @@ func Bench(ctx context.Context, c BenchConfig) (BenchResult, Strip, error) {
 	res.RewHeldAfter = rew.EvalLoss(heldEx, 256)
 	res.RewHeld = EvaluateReward(rew.Model, held)
 	res.Endings = EvaluateEndings(obs.Net, c.EDM, rew.Model, held, c.Horizon, endingsRand(c.Seed))
+	cf, err := EvaluateCounterfactual(c.Collect, eps, c.HeldEvery, obs.Net, c.EDM, rew.Model, c.Horizon, rand.New(rand.NewPCG(c.Seed, 0x1d)))
+	if err != nil {
+		return res, strip, err
+	}
+	res.Counterfactual = &cf
 	if c.ProprioSteps == 0 {
 		return res, strip, nil
 	}

@@ -220,14 +220,14 @@ func TestBenchReportsProprio(t *testing.T) {
 		"obs_config", "edm", "obs_train", "obs_params", "obs_train_samples", "obs_train_steps", "obs_train_seconds", "obs_loss_every",
 		"obs_loss_curve", "obs_change_std", "obs_imagination", "rew_config", "rew_train", "rew_params", "rew_train_frames", "rew_train_steps",
 		"rew_train_seconds", "rew_loss_every", "rew_loss_curve", "rew_held_out_focal_loss_before", "rew_held_out_focal_loss_after",
-		"rew_held_out", "imagined_endings", "proprio_config", "proprio_train", "proprio_params", "proprio_train_samples", "proprio_train_steps",
+		"rew_held_out", "imagined_endings", "counterfactual_endings", "proprio_config", "proprio_train", "proprio_params", "proprio_train_samples", "proprio_train_steps",
 		"proprio_train_seconds", "proprio_loss_every", "proprio_loss_curve", "proprio_held_out_loss_before",
 		"proprio_held_out_loss_after", "proprio_imagination"} {
 		if _, ok := keys[k]; !ok {
 			t.Errorf("the report has no %q", k)
 		}
 	}
-	if len(keys) != 40 {
-		t.Errorf("the report has %d fields, want the 29 others and the proprio head's 11", len(keys))
+	if len(keys) != 41 {
+		t.Errorf("the report has %d fields, want the 30 others and the proprio head's 11", len(keys))
 	}
 }

@@ -45,6 +45,7 @@ func benchPixelWM(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	jsonOut := fs.String("json", "", "also write the results to this JSON file")
 	proprioSteps := fs.Int("proprio-steps", def.ProprioSteps, "Adam steps of the proprioception head (predicts the next 8-D proprio from the last 4 and the action; seconds, outside the time budget); 0 leaves it out")
 	obsSteps := fs.Int("obs-steps", 0, "train M_obs for exactly this many Adam steps instead of its share of --minutes (0), so that runs on a loaded machine compare at equal steps")
+	rewSteps := fs.Int("rew-steps", 0, "train M_rew for exactly this many Adam steps instead of its share of --minutes (0)")
 	residual := fs.Bool("residual", false, "M_obs denoises the change from the last context frame instead of the next frame (edm.EDM.Residual); copying the last frame is then its zero prediction, and σ_data is measured on the data unless --sigma-data sets it")
 	sigmaData := fs.Float64("sigma-data", 0, "EDM σ_data, the standard deviation of what M_obs denoises (0: 0.5, the frames', or with --residual the frame change's, measured on the training transitions and printed as \"frame change σ\", as the pixels block does)")
 	sampleSteps := fs.Int("sample-steps", def.EDM.Steps, "Euler steps when M_obs imagines a frame (DIAMOND: 3); 1 returns the denoiser's estimate from pure noise, its mean prediction")
@@ -66,7 +67,7 @@ func benchPixelWM(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	cfg.Horizon, cfg.Start, cfg.HeldEvery, cfg.RewImagined = *horizon, *start, *heldEvery, *rewImagined
 	cfg.RewTrain.Focal = reward.Focal{Gamma: *gamma, Alpha: *alpha}
 	cfg.ProprioSteps = *proprioSteps
-	cfg.ObsSteps, cfg.EDM.Residual = *obsSteps, *residual
+	cfg.ObsSteps, cfg.RewSteps, cfg.EDM.Residual = *obsSteps, *rewSteps, *residual
 	if *sampleSteps < 1 {
 		return fmt.Errorf("bench pixel-wm: --sample-steps must be at least 1, got %d", *sampleSteps)
 	}
@@ -135,6 +136,17 @@ func printPixelWM(w io.Writer, r pixelwm.BenchResult) {
 	fmt.Fprintf(w, "  r̂ = p_success(o_t+1) − p_success(o_t) over %d transitions: MAE %.4f, RMSE %.4f; mean r̂ %.3f at the %d success steps (ideal 1), mean |r̂| %.4f elsewhere; episode-return MAE %.3f\n",
 		e.Transitions, e.RewardMAE, e.RewardRMSE, e.AtSuccess, e.SuccessSteps, e.Elsewhere, e.ReturnMAE)
 	printEndings(w, r.Endings)
+	if cf := r.Counterfactual; cf != nil && cf.Endings > 0 {
+		fmt.Fprintf(w, "M_rew on counterfactual endings (the simulator replays each held-out episode to %d steps before its end, then executes another's ending actions): %d endings, %d reached the goal\n",
+			cf.Horizon, cf.Endings, cf.Succeeded)
+		for _, s := range []struct {
+			name string
+			c    pixelwm.Confusion
+		}{{"real end frame", cf.Real}, {"imagined end frame", cf.Imagined}} {
+			fmt.Fprintf(w, "  %-18s  verdict agrees with the simulator %.0f%%: successes judged %d of %d, failures judged successes %d of %d\n",
+				s.name, 100*s.c.Agree(), s.c.TP, s.c.TP+s.c.FN, s.c.FP, s.c.FP+s.c.TN)
+		}
+	}
 	if r.ProprioSteps == 0 {
 		return
 	}

@@ -30,6 +30,7 @@ func TestBenchPixelWMArgumentErrors(t *testing.T) {
 		{[]string{"--obs-steps", "-3"}, "observation-model steps must not be negative (0 trains for the budget's share), got -3"},
 		{[]string{"--sigma-data", "-1"}, "--sigma-data must be positive (0 keeps the default), got -1"},
 		{[]string{"--sample-steps", "0"}, "--sample-steps must be at least 1, got 0"},
+		{[]string{"--rew-steps", "-1"}, "reward-model steps must not be negative (0 trains for the budget's share), got -1"},
 		{[]string{"--rew-imagined", "-1"}, "imagined endings per episode for M_rew must not be negative (0 trains it on real frames only), got -1"},
 		{[]string{"spatial"}, `unexpected argument "spatial"; every setting is a flag`},
 	} {
@@ -60,7 +61,7 @@ func TestBenchPixelWMTiny(t *testing.T) {
 	if err != nil {
 		t.Fatalf("bench pixel-wm: %v\n%s", err, stdout)
 	}
-	for _, want := range []string{"collected 10 expert_noisy episodes", "imagined MSE  copy-last MSE", "success accuracy", "end     accuracy", "r̂ = p_success", "strip: "} {
+	for _, want := range []string{"collected 10 expert_noisy episodes", "imagined MSE  copy-last MSE", "success accuracy", "end     accuracy", "r̂ = p_success", "M_rew on counterfactual endings", "strip: "} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
@@ -76,17 +77,21 @@ func TestBenchPixelWMTiny(t *testing.T) {
 	if res.HeldEpisodes != 2 || res.ObsSteps < 1 || res.RewSteps < 1 || len(res.ObsImagination.MSE) != 2 || res.RewHeld.Frames == 0 || res.Strip != png {
 		t.Errorf("result %+v", res)
 	}
+	// Both held-out endings replay in the simulator (the replay reproduces every recorded state).
+	if cf := res.Counterfactual; cf == nil || cf.Endings != 2 || cf.Unreplayable != 0 || cf.Horizon != 2 {
+		t.Errorf("counterfactual endings %+v, want 2 replayed at horizon 2", cf)
+	}
 	decodePNG(t, png)
 	// The same episodes again come from the stored files; a residual M_obs for exactly 2
 	// steps, and M_rew trained on 3 imagined endings of 1 step per training episode too
 	// (every one of the 8 has an end frame after its 4 context frames).
 	stdout, _, err = runCLI(t, "bench", "pixel-wm", "--episodes", "10", "--minutes", "0.01", "--horizon", "1", "--start", "5",
 		"--strip", "", "--data", filepath.Join(dir, "data"), "--obs-steps", "2", "--residual", "--sigma-data", "0.15", "--sample-steps", "1",
-		"--rew-imagined", "3", "--json", js)
+		"--rew-imagined", "3", "--rew-steps", "7", "--json", js)
 	if b, err := os.ReadFile(js); err != nil || json.Unmarshal(b, &res) != nil || res.ObsSteps != 2 || !res.EDM.Residual || res.EDM.SigmaData != 0.15 || res.EDM.Steps != 1 || !(res.ObsChangeStd > 0) {
 		t.Errorf("residual run: %v; result steps %d, EDM %+v, change σ %v", err, res.ObsSteps, res.EDM, res.ObsChangeStd)
 	}
-	if res.RewImagined != 3*8 || !strings.Contains(stdout, "M_rew: 24 imagined frames (3 endings per training episode)") {
+	if res.RewImagined != 3*8 || res.RewSteps != 7 || !strings.Contains(stdout, "M_rew: 24 imagined frames (3 endings per training episode)") {
 		t.Errorf("M_rew's imagined frames: %d, want 24; output:\n%s", res.RewImagined, stdout)
 	}
 	if err != nil || !strings.Contains(stdout, "loaded 10 expert_noisy episodes") {

@@ -1,0 +1,162 @@
+package pixelwm
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/accerl/accerl/kernels/edm"
+	"github.com/accerl/accerl/kernels/edm/reward"
+	"github.com/accerl/accerl/testenv/tabletop"
+)
+
+// CounterfactualEval asks whether M_rew's verdict on an imagined ending follows what the
+// actions would really have done. EvaluateEndings's "another's actions" column cannot say
+// whether another episode's ending actions should succeed from this context; the simulator
+// can. Every held-out episode is replayed in tabletop from its reset with its recorded
+// actions up to the start of its ending window (checked against the recorded state, step
+// for step), and then the next held-out episode's ending actions are executed instead of
+// its own: the simulator's outcome (the goal held within the horizon) is the truth, and
+// M_rew judges the real frame after the horizon and M_obs's imagination of the same steps.
+// An imagined group's rollouts share a start and differ in their actions, so GRPO on them
+// learns only as far as these verdicts agree with the truth.
+type CounterfactualEval struct {
+	Horizon int `json:"horizon"`
+	// Endings counts the replayed endings; Unreplayable those whose replay did not
+	// reproduce the recorded states (not counted).
+	Endings      int `json:"endings"`
+	Unreplayable int `json:"unreplayable,omitempty"`
+	// Succeeded counts the endings whose swapped actions reached the goal in the simulator.
+	Succeeded int `json:"succeeded"`
+	// Real and Imagined are M_rew's verdicts (p_success ≥ ½) on the real frame after the
+	// swapped actions and on M_obs's imagination of it, against the simulator's outcome.
+	Real     Confusion `json:"real_end"`
+	Imagined Confusion `json:"imagined_end"`
+}
+
+// Confusion counts verdicts against the truth: TP a success judged one, FN a success
+// judged a failure, FP a failure judged a success, TN a failure judged one.
+type Confusion struct {
+	TP int `json:"true_positive"`
+	FN int `json:"false_negative"`
+	FP int `json:"false_positive"`
+	TN int `json:"true_negative"`
+}
+
+func (c *Confusion) add(truth, judged bool) {
+	switch {
+	case truth && judged:
+		c.TP++
+	case truth:
+		c.FN++
+	case judged:
+		c.FP++
+	default:
+		c.TN++
+	}
+}
+
+// Agree is the share of verdicts that match the truth (0 without any).
+func (c Confusion) Agree() float64 {
+	n := c.TP + c.FN + c.FP + c.TN
+	if n == 0 {
+		return 0
+	}
+	return float64(c.TP+c.TN) / float64(n)
+}
+
+// indexed is a held-out episode with its collection index (the e of Collect's episode e).
+type indexed struct {
+	ep Episode
+	e  int
+}
+
+// heldIndexed is Split's held-out episodes of eps (collected by Collect in order, or loaded
+// back task by task) with their collection indices: the j-th episode of task k is Collect's
+// episode j·tasks + k, its tasks played round-robin.
+func heldIndexed(eps []Episode, heldEvery, tasks int) []indexed {
+	seen := map[int]int{}
+	var out []indexed
+	for _, ep := range eps {
+		j := seen[ep.Task]
+		seen[ep.Task]++
+		if heldEvery >= 2 && (ep.Task+j)%heldEvery == heldEvery-1 {
+			out = append(out, indexed{ep, j*tasks + ep.Task})
+		}
+	}
+	return out
+}
+
+// EvaluateCounterfactual replays the held-out episodes of eps (Collect's with in, split at
+// one in heldEvery) as CounterfactualEval describes, imagining with net (whose action width
+// must be tabletop.ActionDim: one action per step) and judging with rew; rng draws the
+// imaginations' noise.
+func EvaluateCounterfactual(in CollectInput, eps []Episode, heldEvery int, net *edm.Net[float32], e edm.EDM, rew *reward.Model, horizon int, rng *rand.Rand) (CounterfactualEval, error) {
+	ev := CounterfactualEval{Horizon: horizon}
+	if net.Config().ActionDim != tabletop.ActionDim {
+		return ev, fmt.Errorf("counterfactual endings: M_obs takes %d action values, want one action of %d", net.Config().ActionDim, tabletop.ActionDim)
+	}
+	k := net.Config().History
+	type window struct {
+		indexed
+		t, end int
+	}
+	var ws []window
+	for _, h := range heldIndexed(eps, heldEvery, tabletop.TaskCount(in.Suite)) {
+		if t, end, ok := endingWindow(h.ep, k, horizon); ok {
+			ws = append(ws, window{h, t, end})
+		}
+	}
+	if len(ws) < 2 {
+		return ev, nil
+	}
+	for i, w := range ws {
+		o := ws[(i+1)%len(ws)]
+		actions := o.ep.Actions[o.t:o.end]
+		succeeded, frame, ok, err := replayEnding(in, w.ep, w.e, w.t, actions)
+		if err != nil {
+			return ev, err
+		}
+		if !ok {
+			ev.Unreplayable++
+			continue
+		}
+		imag := net.Imagine(e, w.ep.Frames[w.t-k+1:w.t+1], actions, rng)
+		p, _ := rew.Predict([][][]uint8{frame, imag[horizon-1]})
+		ev.Endings++
+		if succeeded {
+			ev.Succeeded++
+		}
+		ev.Real.add(succeeded, p[0] >= 0.5)
+		ev.Imagined.add(succeeded, p[1] >= 0.5)
+	}
+	return ev, nil
+}
+
+// replayEnding replays Collect's episode e (ep, collected with in) in a fresh simulator from
+// its reset through its recorded actions up to step t, then executes actions instead of
+// its own. It returns whether the goal held at any of those steps and the camera frames
+// after the last; ok is false when the replay did not reproduce the recorded state at
+// every step up to t.
+func replayEnding(in CollectInput, ep Episode, e, t int, actions [][]float64) (succeeded bool, frame [][]uint8, ok bool, err error) {
+	env, err := tabletop.New(tabletop.Config{Suite: in.Suite, Tasks: []int{ep.Task}, ImageSize: in.ImageSize,
+		Cameras: in.Cameras, Render: true, MaxEpisodeSteps: in.MaxSteps})
+	if err != nil {
+		return false, nil, false, fmt.Errorf("counterfactual endings: %w", err)
+	}
+	obs := env.Reset(rand.New(rand.NewPCG(in.Seed, uint64(e))))
+	for s := 0; ; s++ {
+		if !slices.Equal(obs, ep.State[s]) {
+			return false, nil, false, nil
+		}
+		if s == t {
+			break
+		}
+		obs, _, _, _ = env.Step(ep.Actions[s])
+	}
+	for _, a := range actions {
+		env.Step(a)
+		succeeded = succeeded || env.Success()
+	}
+	return succeeded, copyFrames(env.Images()), true, nil
+}

@@ -1,0 +1,86 @@
+package pixelwm
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/accerl/accerl/kernels/edm"
+	"github.com/accerl/accerl/kernels/edm/reward"
+	"github.com/accerl/accerl/testenv/tabletop"
+)
+
+// TestReplayEnding: replaying a collected episode's own ending actions in a fresh simulator
+// reproduces its outcome and its recorded end frame byte for byte (the counterfactual's
+// truth is only as good as the replay); a wrong collection index is caught by the state
+// check; the held-out indices survive the episodes being loaded back task by task.
+func TestReplayEnding(t *testing.T) {
+	in := CollectInput{Suite: tabletop.SuiteSpatial, Episodes: 20, Behaviour: BehaviourExpertNoisy, Noise: 0.3,
+		ImageSize: 16, Linger: 2, Seed: 3}
+	eps, err := Collect(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const heldEvery, horizon = 5, 4
+	held := heldIndexed(eps, heldEvery, tabletop.TaskCount(in.Suite))
+	_, want := Split(eps, heldEvery)
+	if len(held) != len(want) {
+		t.Fatalf("%d held-out episodes, Split holds out %d", len(held), len(want))
+	}
+	succeeded := 0
+	for i, h := range held {
+		if h.e >= len(eps) || !slices.Equal(eps[h.e].State[0], h.ep.State[0]) || h.ep.Task != want[i].Task {
+			t.Fatalf("held-out episode %d: index %d is not its collection index", i, h.e)
+		}
+		tt, end, ok := endingWindow(h.ep, 4, horizon)
+		if !ok {
+			t.Fatalf("episode %d has no ending window", h.e)
+		}
+		got, frame, ok, err := replayEnding(in, h.ep, h.e, tt, h.ep.Actions[tt:end])
+		if err != nil || !ok {
+			t.Fatalf("episode %d: replay %v, reproduced %v", h.e, err, ok)
+		}
+		if got != h.ep.Succeeded || !bytes.Equal(frame[0], h.ep.Frames[end][0]) || !bytes.Equal(frame[1], h.ep.Frames[end][1]) {
+			t.Errorf("episode %d: replayed outcome %v (recorded %v) or its end frame differs", h.e, got, h.ep.Succeeded)
+		}
+		if got {
+			succeeded++
+		}
+		if _, _, ok, _ := replayEnding(in, h.ep, h.e+1, tt, h.ep.Actions[tt:end]); ok {
+			t.Errorf("episode %d replayed as episode %d", h.e, h.e+1)
+		}
+	}
+	if succeeded == 0 {
+		t.Error("no held-out episode succeeded: the outcome check checked nothing")
+	}
+	// Loaded back one task's file after another, the held-out episodes keep their indices.
+	byTask := slices.Clone(eps)
+	slices.SortStableFunc(byTask, func(a, b Episode) int { return a.Task - b.Task })
+	idx := func(hs []indexed) []int {
+		var out []int
+		for _, h := range hs {
+			out = append(out, h.e)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if a, b := idx(heldIndexed(byTask, heldEvery, tabletop.TaskCount(in.Suite))), idx(held); !slices.Equal(a, b) {
+		t.Errorf("held-out indices loaded by task %v, collected %v", a, b)
+	}
+
+	// The whole evaluation: every ending replays, and the verdicts add up.
+	rng := rand.New(rand.NewPCG(1, 1))
+	net := edm.NewNet[float32](edm.Config{ImageSize: 16, Cameras: 2, History: 4, ActionDim: tabletop.ActionDim, Channels: []int{4, 4}, CondDim: 4, GroupSize: 2}, rng, nil)
+	rew := reward.New(reward.Config{ImageSize: 16, Patch: 8, Cameras: 2, Dim: 8, Hidden: 8}, rng)
+	ev, err := EvaluateCounterfactual(in, eps, heldEvery, net, edm.DefaultEDM(), rew, horizon, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, im := ev.Real, ev.Imagined
+	if ev.Endings != len(held) || ev.Unreplayable != 0 || r.TP+r.FN != ev.Succeeded || im.TP+im.FN != ev.Succeeded ||
+		r.TP+r.FN+r.FP+r.TN != ev.Endings || im.TP+im.FN+im.FP+im.TN != ev.Endings {
+		t.Errorf("evaluation %+v over %d held-out endings", ev, len(held))
+	}
+}
