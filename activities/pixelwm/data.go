@@ -19,13 +19,18 @@ func Split(eps []Episode, heldEvery int) (train, held []Episode) {
 	for _, e := range eps {
 		j := seen[e.Task]
 		seen[e.Task]++
-		if heldEvery >= 2 && (e.Task+j)%heldEvery == heldEvery-1 {
+		if heldOut(e.Task, j, heldEvery) {
 			held = append(held, e)
 		} else {
 			train = append(train, e)
 		}
 	}
 	return train, held
+}
+
+// heldOut says whether Split holds out the j-th episode of task.
+func heldOut(task, j, heldEvery int) bool {
+	return heldEvery >= 2 && (task+j)%heldEvery == heldEvery-1
 }
 
 // Transitions turns a trajectory into M_obs's samples (k = c.History past

@@ -80,7 +80,7 @@ func heldIndexed(eps []Episode, heldEvery, tasks int) []indexed {
 	for _, ep := range eps {
 		j := seen[ep.Task]
 		seen[ep.Task]++
-		if heldEvery >= 2 && (ep.Task+j)%heldEvery == heldEvery-1 {
+		if heldOut(ep.Task, j, heldEvery) {
 			out = append(out, indexed{ep, j*tasks + ep.Task})
 		}
 	}
