@@ -265,12 +265,8 @@ func Bench(ctx context.Context, c BenchConfig) (BenchResult, Strip, error) {
 		return res, Strip{}, err
 	}
 	res.ObsParams, res.ObsSamples = len(obs.Net.Params()), len(samples)
-	what := obsBudget.Round(time.Second).String()
-	if c.ObsSteps > 0 {
-		what = fmt.Sprintf("%d steps", c.ObsSteps)
-	}
 	say("M_obs: %d parameters, %d transitions (frame change σ %.4f), residual %v, σ_data %g, training %s",
-		res.ObsParams, len(samples), res.ObsChangeStd, c.EDM.Residual, c.EDM.SigmaData, what)
+		res.ObsParams, len(samples), res.ObsChangeStd, c.EDM.Residual, c.EDM.SigmaData, trainingLength(obsBudget, c.ObsSteps))
 	res.ObsLoss, res.ObsSeconds, err = trainFor(ctx, obsBudget, c.ObsSteps, res.ObsLossEvery, func() (float64, error) { return obs.Step(samples) },
 		func(step int, loss, sec float64) { say("M_obs step %d  EDM loss %.4f  (%.0fs)", step, loss, sec) })
 	if err != nil {
@@ -298,11 +294,7 @@ func Bench(ctx context.Context, c BenchConfig) (BenchResult, Strip, error) {
 	res.RewParams, res.RewExamples = len(rew.Model.Params()), len(examples)
 	res.RewHeldBefore = rew.EvalLoss(heldEx, 256)
 	rewBudget := c.Budget - obsBudget
-	what = rewBudget.Round(time.Second).String()
-	if c.RewSteps > 0 {
-		what = fmt.Sprintf("%d steps", c.RewSteps)
-	}
-	say("M_rew: %d parameters, %d frames, training %s", res.RewParams, len(examples), what)
+	say("M_rew: %d parameters, %d frames, training %s", res.RewParams, len(examples), trainingLength(rewBudget, c.RewSteps))
 	res.RewLoss, res.RewSeconds, err = trainFor(ctx, rewBudget, c.RewSteps, res.RewLossEvery, func() (float64, error) { return rew.Step(examples) },
 		func(step int, loss, sec float64) { say("M_rew step %d  focal loss %.4f  (%.0fs)", step, loss, sec) })
 	if err != nil {
@@ -312,7 +304,7 @@ func Bench(ctx context.Context, c BenchConfig) (BenchResult, Strip, error) {
 	res.RewHeldAfter = rew.EvalLoss(heldEx, 256)
 	res.RewHeld = EvaluateReward(rew.Model, held)
 	res.Endings = EvaluateEndings(obs.Net, c.EDM, rew.Model, held, c.Horizon, endingsRand(c.Seed))
-	cf, err := EvaluateCounterfactual(c.Collect, eps, c.HeldEvery, obs.Net, c.EDM, rew.Model, c.Horizon, rand.New(rand.NewPCG(c.Seed, 0x1d)))
+	cf, err := EvaluateCounterfactual(c.Collect, eps, c.HeldEvery, obs.Net, c.EDM, rew.Model, c.Horizon, counterfactualRand(c.Seed))
 	if err != nil {
 		return res, strip, err
 	}
@@ -342,6 +334,14 @@ func Bench(ctx context.Context, c BenchConfig) (BenchResult, Strip, error) {
 	res.ProprioEval = EvaluateProprio(pt.Model, held, c.Start, c.Horizon)
 	res.ProprioEval.Seconds = time.Since(t2).Seconds()
 	return res, strip, nil
+}
+
+// trainingLength says how long trainFor(budget, steps, …) trains: steps when > 0, else the budget.
+func trainingLength(budget time.Duration, steps int) string {
+	if steps > 0 {
+		return fmt.Sprintf("%d steps", steps)
+	}
+	return budget.Round(time.Second).String()
 }
 
 // trainFor calls step steps times when steps > 0, else until budget has

@@ -51,9 +51,8 @@ func EvaluateEndings(net *edm.Net[float32], e edm.EDM, rew *reward.Model, held [
 	k := net.Config().History
 	ev := EndingEval{Horizon: horizon}
 	type window struct {
-		ep       Episode
-		t, end   int
-		imagined [][]edm.Frame
+		ep     Episode
+		t, end int
 	}
 	var ws []window
 	for _, ep := range held {
@@ -138,4 +137,17 @@ func ImaginedRewardExamples(net *edm.Net[float32], e edm.EDM, eps []Episode, hor
 		}
 	}
 	return out
+}
+
+// imaginedRewardFrames is how many examples ImaginedRewardExamples draws for eps with k
+// context frames, without drawing them: horizon per rollout of every episode with an
+// ending window.
+func imaginedRewardFrames(eps []Episode, k, horizon, rollouts int) int {
+	n := 0
+	for _, ep := range eps {
+		if _, _, ok := endingWindow(ep, k, horizon); ok {
+			n += rollouts * horizon
+		}
+	}
+	return n
 }

@@ -113,10 +113,7 @@ type PretrainState struct {
 	Rew     []byte `json:"-"`
 	Proprio []byte `json:"-"`
 	// Step counts the steps of all three models together.
-	Step int `json:"step"`
-	// RewImagined is how many imagined frames M_rew's training examples hold
-	// (PretrainConfig.RewImagined), counted when its phase begins.
-	RewImagined int           `json:"rew_imagined_frames,omitempty"`
+	Step        int           `json:"step"`
 	ObsLoss     []float64     `json:"obs_loss_curve"`
 	RewLoss     []float64     `json:"rew_loss_curve"`
 	ProprioLoss []float64     `json:"proprio_loss_curve"`
@@ -262,9 +259,7 @@ func Pretrain(ctx context.Context, c PretrainConfig, eps []Episode, resume *Pret
 		examples := RewardExamples(train)
 		if c.RewImagined > 0 {
 			// Drawn again on a resume, the same: from the phase's fixed M_obs and seed.
-			imagined := ImaginedRewardExamples(obs.Net, obs.EDM, steps, c.Horizon, c.RewImagined, rewImaginedRand(c.Seed))
-			st.RewImagined = len(imagined)
-			examples = append(examples, imagined...)
+			examples = append(examples, ImaginedRewardExamples(obs.Net, obs.EDM, steps, c.Horizon, c.RewImagined, rewImaginedRand(c.Seed))...)
 		}
 		if err := runPhase(ctx, st, &st.RewLoss, rew.Steps, c.RewSteps, rewLossEvery, rewCkptEvery,
 			func() (float64, error) { return rew.Step(examples) },
@@ -288,7 +283,7 @@ func Pretrain(ctx context.Context, c PretrainConfig, eps []Episode, resume *Pret
 
 	// Score, then the last checkpoint.
 	ev := &PretrainEval{TrainEpisodes: len(train), HeldEpisodes: len(held),
-		ObsParams: len(obs.Net.Params()), RewParams: len(rew.Model.Params()), RewImagined: st.RewImagined, ProprioParams: len(pt.Model.Params())}
+		ObsParams: len(obs.Net.Params()), RewParams: len(rew.Model.Params()), RewImagined: imaginedRewardFrames(steps, c.Obs.History, c.Horizon, c.RewImagined), ProprioParams: len(pt.Model.Params())}
 	ev.SigmaData, ev.SampleSteps = obs.EDM.SigmaData, obs.EDM.Steps
 	ev.Imagination, _ = EvaluateImagination(obs.Net, obs.EDM, heldSteps, c.Start, c.Horizon, scoringRand(c.Seed))
 	ev.Reward = EvaluateReward(rew.Model, held)
@@ -311,6 +306,9 @@ func endingsRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x1
 
 // rewImaginedRand is the random stream of ImaginedRewardExamples's imaginations.
 func rewImaginedRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x1c)) }
+
+// counterfactualRand is the random stream of EvaluateCounterfactual's imaginations.
+func counterfactualRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x1d)) }
 
 // ScoringStrip replays the first scoring rollout of a finished pretraining
 // (the same episodes, start, horizon and noise as its scores) for a person

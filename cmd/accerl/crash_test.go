@@ -28,19 +28,18 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	if addr := os.Getenv(timelineEnv); addr != "" {
-		if err := timelineMain(addr); err != nil {
-			fmt.Fprintln(os.Stderr, "timeline:", err)
-			os.Exit(1)
+	// The multi-host test's queries of a Temporal server, run on the client host.
+	for _, q := range []struct {
+		env  string
+		main func(addr string) error
+	}{{timelineEnv, timelineMain}, {heldEnv, heldMain}} {
+		if addr := os.Getenv(q.env); addr != "" {
+			if err := q.main(addr); err != nil {
+				fmt.Fprintln(os.Stderr, q.env+":", err)
+				os.Exit(1)
+			}
+			os.Exit(0)
 		}
-		os.Exit(0)
-	}
-	if addr := os.Getenv(heldEnv); addr != "" {
-		if err := heldMain(addr); err != nil {
-			fmt.Fprintln(os.Stderr, "held segments:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
 	}
 	if v := os.Getenv(s3ServerEnv); v != "" {
 		addr, dir, _ := strings.Cut(v, ",")
