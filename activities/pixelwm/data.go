@@ -1,6 +1,7 @@
 package pixelwm
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -54,13 +55,17 @@ func ObsSamples(c edm.Config, eps []Episode) []edm.Sample {
 	return out
 }
 
-// checkSigmaData reports an M_obs σ_data that neither is positive nor is 0 for a residual
-// model (which withSigmaData measures on the data).
-func checkSigmaData(e edm.EDM) error {
-	if e.SigmaData > 0 || e.Residual && e.SigmaData == 0 {
-		return nil
+// checkEDM reports an M_obs σ_data that neither is positive nor is 0 for a residual model
+// (which withSigmaData measures on the data), and a context noise outside [0, 1].
+func checkEDM(e edm.EDM) error {
+	var errs []error
+	if !(e.SigmaData > 0 || e.Residual && e.SigmaData == 0) {
+		errs = append(errs, fmt.Errorf("observation model: σ_data must be positive (0 only for a residual model, which measures it on the data), got %v", e.SigmaData))
 	}
-	return fmt.Errorf("observation model: σ_data must be positive (0 only for a residual model, which measures it on the data), got %v", e.SigmaData)
+	if !(e.ContextNoise >= 0 && e.ContextNoise <= 1) {
+		errs = append(errs, fmt.Errorf("observation model: context noise must be in [0, 1] (a standard deviation in frame units, which span [−1, 1]; 0 trains on the recorded contexts), got %v", e.ContextNoise))
+	}
+	return errors.Join(errs...)
 }
 
 // withSigmaData returns e with a residual model's σ_data 0 replaced by the

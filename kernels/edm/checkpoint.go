@@ -14,13 +14,14 @@ import (
 //
 // body: the Config (ImageSize, Cameras, History, ActionDim, CondDim,
 // GroupSize, len(Channels), Channels… as int64), the EDM settings (six
-// float64, Steps as int64 and, from format 2, Residual as an int64 0 or 1;
-// format 1 records read as Residual false), then binrec.Tail: the TrainConfig, the step
+// float64, Steps as int64, from format 2 Residual as an int64 0 or 1 and
+// from format 3 ContextNoise as a float64; older records read as Residual
+// false and ContextNoise 0), then binrec.Tail: the TrainConfig, the step
 // count, the random state, the parameters and the two Adam moments. Equal states give equal bytes, and a restored
 // trainer draws the same minibatches and noise as the one that was saved.
 const (
 	trainerMagic  = "EDM-TRN\x00"
-	trainerFormat = 2
+	trainerFormat = 3
 )
 
 // MarshalBinary encodes the trainer's complete state.
@@ -36,6 +37,7 @@ func (t *Trainer) MarshalBinary() ([]byte, error) {
 	}
 	w.I64(e.Steps)
 	w.I64(b2i(e.Residual))
+	w.F64(e.ContextNoise)
 	if err := w.Tail(binrec.Tail{LR: tc.LR, BatchSize: tc.BatchSize, MaxGradNorm: tc.MaxGradNorm, Seed: tc.Seed,
 		Steps: t.Steps, Rand: t.src, Params: t.Net.params, M: t.M, V: t.V}); err != nil {
 		return nil, fmt.Errorf("edm: encode trainer: %w", err)
@@ -51,7 +53,7 @@ func (t *Trainer) UnmarshalBinary(data []byte) error {
 		return err
 	}
 	format := r.U32()
-	if format != 1 && format != trainerFormat {
+	if format < 1 || format > trainerFormat {
 		return fmt.Errorf("edm: decode trainer: format %d, this build reads 1 to %d", format, trainerFormat)
 	}
 	var c Config
@@ -73,6 +75,9 @@ func (t *Trainer) UnmarshalBinary(data []byte) error {
 	e.Steps = r.I64()
 	if format >= 2 {
 		e.Residual = r.I64() != 0
+	}
+	if format >= 3 {
+		e.ContextNoise = r.F64()
 	}
 	tail, err := r.Tail()
 	if err != nil {

@@ -19,9 +19,12 @@ func TestTrainerCheckpointRoundTrip(t *testing.T) {
 		}
 		data[i].Next[0] = half(data[i].Next[0])
 	}
-	for _, residual := range []bool{false, true} {
+	for _, v := range []struct {
+		residual bool
+		noise    float64
+	}{{false, 0}, {true, 0}, {true, 0.1}} {
 		e := DefaultEDM()
-		e.Residual = residual
+		e.Residual, e.ContextNoise = v.residual, v.noise
 		tr, err := NewTrainer(c, e, TrainConfig{LR: 1e-3, BatchSize: 3, MaxGradNorm: 1, Seed: 4}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -35,7 +38,7 @@ func TestTrainerCheckpointRoundTrip(t *testing.T) {
 		rec, _ := tr.MarshalBinary()
 		var back Trainer
 		if err := back.UnmarshalBinary(rec); err != nil || back.EDM != e {
-			t.Errorf("residual %v: restored EDM settings %+v (%v), want %+v", residual, back.EDM, err, e)
+			t.Errorf("%+v: restored EDM settings %+v (%v), want %+v", v, back.EDM, err, e)
 		}
 	}
 }

@@ -29,6 +29,18 @@ type EDM struct {
 	// SigmaData should be their standard deviation, not the frames'.
 	// DIAMOND predicts frames directly (false).
 	Residual bool
+	// ContextNoise, when > 0, is the largest standard deviation of the
+	// Gaussian noise a [Trainer] adds to the conditioning frames of each
+	// training example (drawn per example, uniform in [0, ContextNoise];
+	// frames in [−1, 1]), as GameNGen (Valevski et al. 2024) augments its
+	// context: an imagination feeds M_obs its own imperfect frames, which
+	// a model trained only on real contexts has never seen, and the error
+	// compounds. With Residual the target is the change from the noised
+	// last frame, so the model learns to undo the context's error as well.
+	// The network is not told the level (GameNGen's is). It changes
+	// training only: [Net.Sample] conditions on the frames it is given. 0
+	// (DIAMOND) leaves the contexts as recorded.
+	ContextNoise float64
 }
 
 // DefaultEDM returns DIAMOND's settings: σ_d = 0.5, ln σ ~ N(−0.4, 1.2²)
@@ -183,6 +195,24 @@ func (m *Net[F]) DrawNoise(e EDM, n int, rng *rand.Rand) (sigma []float64, eps [
 		eps[j] = F(rng.NormFloat64())
 	}
 	return sigma, eps
+}
+
+// NoiseContext adds the [EDM.ContextNoise] augmentation to b's
+// conditioning frames in place: image i's k past frames get Gaussian noise
+// of one standard deviation drawn uniformly in [0, ContextNoise], clipped
+// to [−1, 1] as frames are. It draws nothing when ContextNoise is 0.
+func (m *Net[F]) NoiseContext(e EDM, b Batch[F], rng *rand.Rand) {
+	if e.ContextNoise <= 0 {
+		return
+	}
+	plane := m.cfg.Pixels()
+	level := make([]F, b.N)
+	for i := range level {
+		level[i] = F(e.ContextNoise * rng.Float64())
+	}
+	for j, v := range b.Past {
+		b.Past[j] = min(max(v+level[(j/plane)%b.N]*F(rng.NormFloat64()), -1), 1)
+	}
 }
 
 // Sample predicts the next frames of b (Past and Action; Next is ignored)

@@ -74,6 +74,7 @@ func (t *Trainer) Step(data []Sample) (float64, error) {
 		batch[i] = data[t.rng.IntN(len(data))]
 	}
 	b := MakeBatch[float32](t.Net.cfg, batch)
+	t.Net.NoiseContext(t.EDM, b, t.rng)
 	sigma, eps := t.Net.DrawNoise(t.EDM, len(batch), t.rng)
 	t.Net.ZeroGrads()
 	loss := t.Net.Loss(t.EDM, b, sigma, eps)
