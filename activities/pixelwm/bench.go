@@ -100,7 +100,7 @@ func (c BenchConfig) Validate() error {
 		errs = append(errs, fmt.Errorf("observation model sees %d cameras at %d×%d with %d-D actions, the data has %d at %d×%d with %d-D actions; build it with edm.DefaultConfig(cameras, tabletop.ActionDim) at the data's image size",
 			c.Obs.Cameras, c.Obs.ImageSize, c.Obs.ImageSize, c.Obs.ActionDim, cams, c.Collect.ImageSize, c.Collect.ImageSize, tabletop.ActionDim))
 	}
-	if err := checkEDM(c.EDM); err != nil {
+	if err := checkEDM(c.EDM, c.Obs.History); err != nil {
 		errs = append(errs, err)
 	}
 	if err := c.Rew.Validate(); err != nil {
@@ -265,8 +265,8 @@ func Bench(ctx context.Context, c BenchConfig) (BenchResult, Strip, error) {
 		return res, Strip{}, err
 	}
 	res.ObsParams, res.ObsSamples = len(obs.Net.Params()), len(samples)
-	say("M_obs: %d parameters, %d transitions (frame change σ %.4f), residual %v, σ_data %g, context noise ≤ %g, training %s",
-		res.ObsParams, len(samples), res.ObsChangeStd, c.EDM.Residual, c.EDM.SigmaData, c.EDM.ContextNoise, trainingLength(obsBudget, c.ObsSteps))
+	say("M_obs: %d parameters, %d transitions (frame change σ %.4f), residual %v, σ_data %g, context noise ≤ %g, self-forcing ≤ %d, training %s",
+		res.ObsParams, len(samples), res.ObsChangeStd, c.EDM.Residual, c.EDM.SigmaData, c.EDM.ContextNoise, c.EDM.SelfForcing, trainingLength(obsBudget, c.ObsSteps))
 	res.ObsLoss, res.ObsSeconds, err = trainFor(ctx, obsBudget, c.ObsSteps, res.ObsLossEvery, func() (float64, error) { return obs.Step(samples) },
 		func(step int, loss, sec float64) { say("M_obs step %d  EDM loss %.4f  (%.0fs)", step, loss, sec) })
 	if err != nil {

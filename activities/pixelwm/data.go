@@ -56,14 +56,18 @@ func ObsSamples(c edm.Config, eps []Episode) []edm.Sample {
 }
 
 // checkEDM reports an M_obs σ_data that neither is positive nor is 0 for a residual model
-// (which withSigmaData measures on the data), and a context noise outside [0, 1].
-func checkEDM(e edm.EDM) error {
+// (which withSigmaData measures on the data), a context noise outside [0, 1] and a
+// self-forcing depth outside 0…history.
+func checkEDM(e edm.EDM, history int) error {
 	var errs []error
 	if !(e.SigmaData > 0 || e.Residual && e.SigmaData == 0) {
 		errs = append(errs, fmt.Errorf("observation model: σ_data must be positive (0 only for a residual model, which measures it on the data), got %v", e.SigmaData))
 	}
 	if !(e.ContextNoise >= 0 && e.ContextNoise <= 1) {
 		errs = append(errs, fmt.Errorf("observation model: context noise must be in [0, 1] (a standard deviation in frame units, which span [−1, 1]; 0 trains on the recorded contexts), got %v", e.ContextNoise))
+	}
+	if e.SelfForcing < 0 || e.SelfForcing > history {
+		errs = append(errs, fmt.Errorf("observation model: self-forcing must be 0 to the %d context steps, got %d", history, e.SelfForcing))
 	}
 	return errors.Join(errs...)
 }

@@ -150,7 +150,7 @@ func (c PretrainConfig) Validate() error {
 	if err := c.Obs.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("observation model: %w", err))
 	}
-	if err := checkEDM(c.EDM); err != nil {
+	if err := checkEDM(c.EDM, c.Obs.History); err != nil {
 		errs = append(errs, err)
 	}
 	if c.EDM.Steps < 1 {

@@ -34,6 +34,7 @@ func TestBenchPixelWMArgumentErrors(t *testing.T) {
 		{[]string{"--rew-imagined", "-1"}, "imagined endings per episode for M_rew must not be negative (0 trains it on real frames only), got -1"},
 		{[]string{"--context-noise", "1.5"}, "context noise must be in [0, 1] (a standard deviation in frame units, which span [−1, 1]; 0 trains on the recorded contexts), got 1.5"},
 		{[]string{"--context-noise", "NaN"}, "context noise must be in [0, 1]"},
+		{[]string{"--self-forcing", "5"}, "self-forcing must be 0 to the 4 context steps, got 5"},
 		{[]string{"spatial"}, `unexpected argument "spatial"; every setting is a flag`},
 	} {
 		_, _, err := runCLI(t, append([]string{"bench", "pixel-wm"}, tc.args...)...)

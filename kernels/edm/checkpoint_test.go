@@ -22,9 +22,10 @@ func TestTrainerCheckpointRoundTrip(t *testing.T) {
 	for _, v := range []struct {
 		residual bool
 		noise    float64
-	}{{false, 0}, {true, 0}, {true, 0.1}} {
+		self     int
+	}{{false, 0, 0}, {true, 0, 0}, {true, 0.1, 1}} {
 		e := DefaultEDM()
-		e.Residual, e.ContextNoise = v.residual, v.noise
+		e.Residual, e.ContextNoise, e.SelfForcing = v.residual, v.noise, v.self
 		tr, err := NewTrainer(c, e, TrainConfig{LR: 1e-3, BatchSize: 3, MaxGradNorm: 1, Seed: 4}, nil)
 		if err != nil {
 			t.Fatal(err)

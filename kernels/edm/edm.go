@@ -41,6 +41,19 @@ type EDM struct {
 	// training only: [Net.Sample] conditions on the frames it is given. 0
 	// (DIAMOND) leaves the contexts as recorded.
 	ContextNoise float64
+	// SelfForcing, when > 0, makes up to this many of the most recent
+	// context steps of each training example the model's own predictions
+	// (at most History): a [Trainer] draws d uniformly in 0…SelfForcing per
+	// example and, where the d transitions before it in the training data
+	// lead up to it, imagines its last d context steps from the real
+	// frames before them with the recorded actions ([Net.Step], rounded to
+	// bytes, as an imagination does). The model then learns the next frame
+	// from contexts like the ones it meets d steps into an imagination,
+	// blur and all, instead of only from real ones (what scheduled
+	// sampling, Bengio et al. 2015, does for sequence models). It changes
+	// training only and costs up to SelfForcing sampling passes per step.
+	// 0 (DIAMOND) trains on real contexts.
+	SelfForcing int
 }
 
 // DefaultEDM returns DIAMOND's settings: σ_d = 0.5, ln σ ~ N(−0.4, 1.2²)

@@ -1,6 +1,7 @@
 package edm
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -52,6 +53,9 @@ func NewTrainer(c Config, e EDM, tc TrainConfig, be kernels.Backend) (*Trainer, 
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("edm: new trainer: %w", err)
 	}
+	if e.SelfForcing < 0 || e.SelfForcing > c.History {
+		return nil, fmt.Errorf("edm: new trainer: self-forcing must be 0 to the %d context steps, got %d", c.History, e.SelfForcing)
+	}
 	if tc.BatchSize < 1 || !(tc.LR > 0) {
 		return nil, fmt.Errorf("edm: new trainer: batch size %d and learning rate %v must be positive", tc.BatchSize, tc.LR)
 	}
@@ -70,8 +74,13 @@ func (t *Trainer) Step(data []Sample) (float64, error) {
 		return 0, fmt.Errorf("edm: train step: no samples")
 	}
 	batch := make([]Sample, t.Train.BatchSize)
+	idx := make([]int, len(batch))
 	for i := range batch {
-		batch[i] = data[t.rng.IntN(len(data))]
+		idx[i] = t.rng.IntN(len(data))
+		batch[i] = data[idx[i]]
+	}
+	if t.EDM.SelfForcing > 0 {
+		batch, _ = t.selfForce(data, idx)
 	}
 	b := MakeBatch[float32](t.Net.cfg, batch)
 	t.Net.NoiseContext(t.EDM, b, t.rng)
@@ -87,4 +96,62 @@ func (t *Trainer) Step(data []Sample) (float64, error) {
 	t.Net.be.AdamStep(kernels.AdamOptions{LR: float32(t.Train.LR), Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, Step: t.Steps},
 		t.Net.Params(), g, t.M, t.V)
 	return loss, nil
+}
+
+// selfForce returns the minibatch data[idx[i]] with the [EDM.SelfForcing]
+// contexts and each example's depth d: d is drawn uniformly in
+// 0…SelfForcing and lowered to the number of transitions before the
+// example that lead up to it (transition j−1 leads to j when its Next is
+// j's last context step); the example's context is then data[idx−d]'s,
+// rolled forward d steps by the model with the recorded actions
+// data[idx−d … idx−1].Action, which replaces its last d context steps by
+// predictions and keeps the real frames before them. The rollouts of the
+// minibatch run together, one [Net.Step] per step back.
+func (t *Trainer) selfForce(data []Sample, idx []int) ([]Sample, []int) {
+	depth := make([]int, len(idx))
+	ctx := make([][][]Frame, len(idx))
+	most := 0
+	for i, s := range idx {
+		want := t.rng.IntN(t.EDM.SelfForcing + 1)
+		d := 0
+		for d < want && s-d > 0 && sameStep(data[s-d-1].Next, data[s-d].Past[len(data[s-d].Past)-1]) {
+			d++
+		}
+		depth[i], most = d, max(most, d)
+		ctx[i] = append([][]Frame(nil), data[s-d].Past...)
+	}
+	for back := most; back >= 1; back-- {
+		var which []int
+		var past [][][]Frame
+		var acts [][]float64
+		for i, d := range depth {
+			if d >= back {
+				which = append(which, i)
+				past = append(past, ctx[i])
+				acts = append(acts, data[idx[i]-back].Action)
+			}
+		}
+		for j, step := range t.Net.Step(t.EDM, past, acts, t.rng) {
+			i := which[j]
+			ctx[i] = append(ctx[i][1:len(ctx[i]):len(ctx[i])], step)
+		}
+	}
+	out := make([]Sample, len(idx))
+	for i, s := range idx {
+		out[i] = Sample{Past: ctx[i], Action: data[s].Action, Next: data[s].Next}
+	}
+	return out, depth
+}
+
+// sameStep reports whether two steps hold the same frames.
+func sameStep(a, b []Frame) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for cam := range a {
+		if !bytes.Equal(a[cam], b[cam]) {
+			return false
+		}
+	}
+	return true
 }
