@@ -86,12 +86,14 @@ func TestBenchPixelWMTiny(t *testing.T) {
 	}
 	decodePNG(t, png)
 	// The same episodes again come from the stored files; a residual M_obs for exactly 2
-	// steps, and M_rew trained on 3 imagined endings of 1 step per training episode too
-	// (every one of the 8 has an end frame after its 4 context frames).
+	// steps on noised and self-forced contexts, and M_rew trained on 3 imagined endings of 1
+	// step per training episode too (every one of the 8 has an end frame after its 4 context
+	// frames).
 	stdout, _, err = runCLI(t, "bench", "pixel-wm", "--episodes", "10", "--minutes", "0.01", "--horizon", "1", "--start", "5",
 		"--strip", "", "--data", filepath.Join(dir, "data"), "--obs-steps", "2", "--residual", "--sigma-data", "0.15", "--sample-steps", "1",
-		"--rew-imagined", "3", "--rew-steps", "7", "--json", js)
-	if b, err := os.ReadFile(js); err != nil || json.Unmarshal(b, &res) != nil || res.ObsSteps != 2 || !res.EDM.Residual || res.EDM.SigmaData != 0.15 || res.EDM.Steps != 1 || !(res.ObsChangeStd > 0) {
+		"--rew-imagined", "3", "--rew-steps", "7", "--context-noise", "0.05", "--self-forcing", "2", "--json", js)
+	if b, err := os.ReadFile(js); err != nil || json.Unmarshal(b, &res) != nil || res.ObsSteps != 2 || !res.EDM.Residual || res.EDM.SigmaData != 0.15 || res.EDM.Steps != 1 ||
+		res.EDM.ContextNoise != 0.05 || res.EDM.SelfForcing != 2 || !(res.ObsChangeStd > 0) {
 		t.Errorf("residual run: %v; result steps %d, EDM %+v, change σ %v", err, res.ObsSteps, res.EDM, res.ObsChangeStd)
 	}
 	if res.RewImagined != 3*8 || res.RewSteps != 7 || !strings.Contains(stdout, "M_rew: 24 imagined frames (3 endings per training episode)") {

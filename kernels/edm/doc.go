@@ -35,7 +35,11 @@
 //
 // which equals λ(σ)·‖D(x; σ) − x₀‖² with EDM's weight λ = 1/c_out²: the
 // network's target has unit variance at every σ. [Trainer] minimises it
-// with Adam on minibatches drawn with replacement.
+// with Adam on minibatches drawn with replacement. Two optional changes to
+// the contexts it trains on address the error that compounds when
+// [Net.Imagine] feeds the model its own frames: [EDM.ContextNoise] adds
+// Gaussian noise to them (GameNGen) and [EDM.SelfForcing] replaces their
+// most recent steps by the model's own predictions (scheduled sampling).
 //
 // # Sampling
 //
