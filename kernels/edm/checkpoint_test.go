@@ -1,6 +1,9 @@
 package edm
 
 import (
+	"bytes"
+	"encoding/binary"
+	"hash/crc32"
 	"testing"
 
 	"github.com/accerl/accerl/kernels/internal/binrec/binrectest"
@@ -53,4 +56,37 @@ func half(f Frame) Frame {
 		}
 	}
 	return out
+}
+
+// TestTrainerReadsFormat2: a record written before ContextNoise and SelfForcing existed
+// (format 2: the same bytes without those two fields) still restores, with both 0 and
+// everything else as saved, so that runs checkpointed by an older build resume.
+func TestTrainerReadsFormat2(t *testing.T) {
+	c := tinyConfig()
+	e := DefaultEDM()
+	e.Residual = true
+	tr, err := NewTrainer(c, e, TrainConfig{LR: 1e-3, BatchSize: 2, MaxGradNorm: 1, Seed: 6}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := tr.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// magic | format | config (7 + len(Channels) int64s) | 6 float64s | Steps | Residual | ContextNoise | SelfForcing | …
+	at := 8 + 4 + 8*(7+len(c.Channels)) + 8*6 + 8 + 8
+	old := append(append([]byte(nil), rec[:at]...), rec[at+16:len(rec)-4]...)
+	binary.LittleEndian.PutUint32(old[8:], 2)
+	old = binary.LittleEndian.AppendUint32(old, crc32.Checksum(old, crc32.MakeTable(crc32.Castagnoli)))
+	var back Trainer
+	if err := back.UnmarshalBinary(old); err != nil {
+		t.Fatalf("format 2 record: %v", err)
+	}
+	if back.EDM != e || back.Steps != tr.Steps || back.Train != tr.Train {
+		t.Errorf("format 2 record restored EDM %+v, steps %d, train %+v; want %+v, %d, %+v", back.EDM, back.Steps, back.Train, e, tr.Steps, tr.Train)
+	}
+	again, err := back.MarshalBinary()
+	if err != nil || !bytes.Equal(again, rec) {
+		t.Errorf("re-encoding the format 2 trainer does not give the format 3 record (%v)", err)
+	}
 }
