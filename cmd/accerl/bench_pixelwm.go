@@ -51,6 +51,7 @@ func benchPixelWM(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	sampleSteps := fs.Int("sample-steps", def.EDM.Steps, "Euler steps when M_obs imagines a frame (DIAMOND: 3); 1 returns the denoiser's estimate from pure noise, its mean prediction")
 	contextNoise := fs.Float64("context-noise", 0, "train M_obs with Gaussian noise of a standard deviation drawn uniformly in [0, this] added to each example's context frames (GameNGen's augmentation against compounding error; frames span [−1, 1]; measured worse at a CPU's few hundred steps, docs/results/world-model); 0 trains on the recorded contexts")
 	selfForcing := fs.Int("self-forcing", 0, "train M_obs with up to this many of each example's most recent context steps replaced by its own predictions from the real frames before them (0 to the 4 context steps; scheduled sampling against compounding error, up to that many extra sampling passes per step; measured worse after 400 and 2,000 steps, docs/results/world-model); 0 trains on real contexts")
+	selfForcingFrom := fs.Int("self-forcing-from", 0, "with --self-forcing: train M_obs on real contexts for this many steps first, then self-forced (0: self-forced from the start)")
 	strip := fs.String("strip", "pixel-wm-strip.png", "write the real-vs-imagined strip of the first held-out rollout to this PNG (rows: real and imagined per camera); empty writes none")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -74,7 +75,7 @@ func benchPixelWM(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return fmt.Errorf("bench pixel-wm: --sample-steps must be at least 1, got %d", *sampleSteps)
 	}
 	cfg.EDM.Steps = *sampleSteps
-	cfg.EDM.ContextNoise, cfg.EDM.SelfForcing = *contextNoise, *selfForcing
+	cfg.EDM.ContextNoise, cfg.EDM.SelfForcing, cfg.SelfForcingFrom = *contextNoise, *selfForcing, *selfForcingFrom
 	switch {
 	case *sigmaData < 0:
 		return fmt.Errorf("bench pixel-wm: --sigma-data must be positive (0 keeps the default), got %v", *sigmaData)

@@ -35,6 +35,7 @@ func TestBenchPixelWMArgumentErrors(t *testing.T) {
 		{[]string{"--context-noise", "1.5"}, "context noise must be in [0, 1] (a standard deviation in frame units, which span [−1, 1]; 0 trains on the recorded contexts), got 1.5"},
 		{[]string{"--context-noise", "NaN"}, "context noise must be in [0, 1]"},
 		{[]string{"--self-forcing", "5"}, "self-forcing must be 0 to the 4 context steps, got 5"},
+		{[]string{"--self-forcing-from", "10"}, "self-forcing from step 10: must not be negative, and needs a self-forcing depth above 0"},
 		{[]string{"spatial"}, `unexpected argument "spatial"; every setting is a flag`},
 	} {
 		_, _, err := runCLI(t, append([]string{"bench", "pixel-wm"}, tc.args...)...)
@@ -91,9 +92,9 @@ func TestBenchPixelWMTiny(t *testing.T) {
 	// frames).
 	stdout, _, err = runCLI(t, "bench", "pixel-wm", "--episodes", "10", "--minutes", "0.01", "--horizon", "1", "--start", "5",
 		"--strip", "", "--data", filepath.Join(dir, "data"), "--obs-steps", "2", "--residual", "--sigma-data", "0.15", "--sample-steps", "1",
-		"--rew-imagined", "3", "--rew-steps", "7", "--context-noise", "0.05", "--self-forcing", "2", "--json", js)
+		"--rew-imagined", "3", "--rew-steps", "7", "--context-noise", "0.05", "--self-forcing", "2", "--self-forcing-from", "1", "--json", js)
 	if b, err := os.ReadFile(js); err != nil || json.Unmarshal(b, &res) != nil || res.ObsSteps != 2 || !res.EDM.Residual || res.EDM.SigmaData != 0.15 || res.EDM.Steps != 1 ||
-		res.EDM.ContextNoise != 0.05 || res.EDM.SelfForcing != 2 || !(res.ObsChangeStd > 0) {
+		res.EDM.ContextNoise != 0.05 || res.EDM.SelfForcing != 2 || res.SelfForcingFrom != 1 || !(res.ObsChangeStd > 0) {
 		t.Errorf("residual run: %v; result steps %d, EDM %+v, change σ %v", err, res.ObsSteps, res.EDM, res.ObsChangeStd)
 	}
 	if res.RewImagined != 3*8 || res.RewSteps != 7 || !strings.Contains(stdout, "M_rew: 24 imagined frames (3 endings per training episode)") {
