@@ -140,8 +140,7 @@ func Collect(ctx context.Context, in CollectInput) ([]Episode, error) {
 		}
 		task := e % tasks
 		if envs[task] == nil {
-			env, err := tabletop.New(tabletop.Config{Suite: in.Suite, Tasks: []int{task}, ImageSize: in.ImageSize,
-				Cameras: in.Cameras, Render: true, MaxEpisodeSteps: in.MaxSteps})
+			env, err := in.newEnv(task)
 			if err != nil {
 				return nil, fmt.Errorf("pixel offline data: %w", err)
 			}
@@ -152,9 +151,19 @@ func Collect(ctx context.Context, in CollectInput) ([]Episode, error) {
 	return out, nil
 }
 
+// newEnv returns a rendering simulator of in's suite that plays task only, as Collect
+// records it (and a replay of its episodes must play it).
+func (in CollectInput) newEnv(task int) (*tabletop.Env, error) {
+	return tabletop.New(tabletop.Config{Suite: in.Suite, Tasks: []int{task}, ImageSize: in.ImageSize,
+		Cameras: in.Cameras, Render: true, MaxEpisodeSteps: in.MaxSteps})
+}
+
+// episodeRand is the random stream of Collect's episode e: its reset, then its noise.
+func episodeRand(in CollectInput, e uint64) *rand.Rand { return rand.New(rand.NewPCG(in.Seed, e)) }
+
 // playEpisode records one episode of env with the behaviour policy.
 func playEpisode(env *tabletop.Env, in CollectInput, e uint64) Episode {
-	rng := rand.New(rand.NewPCG(in.Seed, e))
+	rng := episodeRand(in, e)
 	var x *tabletop.Expert
 	if in.Behaviour == BehaviourExpertNoisy {
 		x = tabletop.NewExpert(in.Seed*1000003 + e)

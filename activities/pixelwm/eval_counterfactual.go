@@ -139,12 +139,11 @@ func EvaluateCounterfactual(in CollectInput, eps []Episode, heldEvery int, net *
 // after the last; ok is false when the replay did not reproduce the recorded state at
 // every step up to t.
 func replayEnding(in CollectInput, ep Episode, e, t int, actions [][]float64) (succeeded bool, frame [][]uint8, ok bool, err error) {
-	env, err := tabletop.New(tabletop.Config{Suite: in.Suite, Tasks: []int{ep.Task}, ImageSize: in.ImageSize,
-		Cameras: in.Cameras, Render: true, MaxEpisodeSteps: in.MaxSteps})
+	env, err := in.newEnv(ep.Task)
 	if err != nil {
 		return false, nil, false, fmt.Errorf("counterfactual endings: %w", err)
 	}
-	obs := env.Reset(rand.New(rand.NewPCG(in.Seed, uint64(e))))
+	obs := env.Reset(episodeRand(in, uint64(e)))
 	for s := 0; ; s++ {
 		if !slices.Equal(obs, ep.State[s]) {
 			return false, nil, false, nil
