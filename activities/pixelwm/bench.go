@@ -35,10 +35,6 @@ type BenchConfig struct {
 	// RewSteps, when > 0, trains M_rew for exactly this many steps instead of its share
 	// of Budget.
 	RewSteps int
-	// SelfForcingFrom, when > 0, trains M_obs on real contexts for its first SelfForcingFrom
-	// steps and with EDM.SelfForcing from then on (scheduled sampling's ramp: the model first
-	// learns the one-step task, then its own contexts).
-	SelfForcingFrom int
 	// Obs, EDM and ObsTrain are M_obs's size, diffusion settings and
 	// optimisation; Rew and RewTrain M_rew's.
 	Obs      edm.Config
@@ -150,9 +146,6 @@ func (c BenchConfig) Validate() error {
 	if c.Horizon < 1 {
 		errs = append(errs, fmt.Errorf("horizon must be at least 1 imagined step, got %d", c.Horizon))
 	}
-	if c.SelfForcingFrom < 0 || c.SelfForcingFrom > 0 && c.EDM.SelfForcing == 0 {
-		errs = append(errs, fmt.Errorf("self-forcing from step %d: must not be negative, and needs a self-forcing depth above 0", c.SelfForcingFrom))
-	}
 	if c.RewImagined < 0 {
 		errs = append(errs, fmt.Errorf("imagined endings per episode for M_rew must not be negative (0 trains it on real frames only), got %d", c.RewImagined))
 	}
@@ -174,17 +167,15 @@ type BenchResult struct {
 	CollectSeconds float64      `json:"collect_seconds"` // collecting (and storing), or loading when Loaded
 	Loaded         bool         `json:"loaded"`
 
-	Obs      edm.Config      `json:"obs_config"`
-	EDM      edm.EDM         `json:"edm"`
-	ObsTrain edm.TrainConfig `json:"obs_train"`
-	// SelfForcingFrom is BenchConfig.SelfForcingFrom.
-	SelfForcingFrom int       `json:"obs_self_forcing_from,omitempty"`
-	ObsParams       int       `json:"obs_params"`
-	ObsSamples      int       `json:"obs_train_samples"`
-	ObsSteps        int       `json:"obs_train_steps"`
-	ObsSeconds      float64   `json:"obs_train_seconds"`
-	ObsLossEvery    int       `json:"obs_loss_every"`
-	ObsLoss         []float64 `json:"obs_loss_curve"` // mean minibatch EDM loss over each ObsLossEvery steps
+	Obs          edm.Config      `json:"obs_config"`
+	EDM          edm.EDM         `json:"edm"`
+	ObsTrain     edm.TrainConfig `json:"obs_train"`
+	ObsParams    int             `json:"obs_params"`
+	ObsSamples   int             `json:"obs_train_samples"`
+	ObsSteps     int             `json:"obs_train_steps"`
+	ObsSeconds   float64         `json:"obs_train_seconds"`
+	ObsLossEvery int             `json:"obs_loss_every"`
+	ObsLoss      []float64       `json:"obs_loss_curve"` // mean minibatch EDM loss over each ObsLossEvery steps
 	// ObsChangeStd is the standard deviation of the training transitions'
 	// frame change Next − Past[k−1] ([−1, 1] pixel units): the σ_data of a
 	// residual M_obs (edm.EDM.Residual), as 0.5 is the frames'.
@@ -268,23 +259,15 @@ func Bench(ctx context.Context, c BenchConfig) (BenchResult, Strip, error) {
 	samples := ObsSamples(c.Obs, train)
 	res.ObsChangeStd = ChangeStd(samples)
 	c.EDM = withSigmaData(c.EDM, samples) // as the pixels block's pretraining does
-	res.EDM, res.SelfForcingFrom = c.EDM, c.SelfForcingFrom
+	res.EDM = c.EDM
 	obs, err := edm.NewTrainer(c.Obs, c.EDM, c.ObsTrain, nil)
 	if err != nil {
 		return res, Strip{}, err
 	}
 	res.ObsParams, res.ObsSamples = len(obs.Net.Params()), len(samples)
 	say("M_obs: %d parameters, %d transitions (frame change σ %.4f), residual %v, σ_data %g, context noise ≤ %g, self-forcing ≤ %d from step %d, training %s",
-		res.ObsParams, len(samples), res.ObsChangeStd, c.EDM.Residual, c.EDM.SigmaData, c.EDM.ContextNoise, c.EDM.SelfForcing, c.SelfForcingFrom, trainingLength(obsBudget, c.ObsSteps))
-	if c.SelfForcingFrom > 0 {
-		obs.EDM.SelfForcing = 0
-	}
-	res.ObsLoss, res.ObsSeconds, err = trainFor(ctx, obsBudget, c.ObsSteps, res.ObsLossEvery, func() (float64, error) {
-		if obs.Steps >= c.SelfForcingFrom {
-			obs.EDM.SelfForcing = c.EDM.SelfForcing
-		}
-		return obs.Step(samples)
-	},
+		res.ObsParams, len(samples), res.ObsChangeStd, c.EDM.Residual, c.EDM.SigmaData, c.EDM.ContextNoise, c.EDM.SelfForcing, c.EDM.SelfForcingFrom, trainingLength(obsBudget, c.ObsSteps))
+	res.ObsLoss, res.ObsSeconds, err = trainFor(ctx, obsBudget, c.ObsSteps, res.ObsLossEvery, func() (float64, error) { return obs.Step(samples) },
 		func(step int, loss, sec float64) { say("M_obs step %d  EDM loss %.4f  (%.0fs)", step, loss, sec) })
 	if err != nil {
 		return res, Strip{}, err

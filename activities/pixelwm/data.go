@@ -56,8 +56,8 @@ func ObsSamples(c edm.Config, eps []Episode) []edm.Sample {
 }
 
 // checkEDM reports an M_obs σ_data that neither is positive nor is 0 for a residual model
-// (which withSigmaData measures on the data), a context noise outside [0, 1] and a
-// self-forcing depth outside 0…history.
+// (which withSigmaData measures on the data), a context noise outside [0, 1], a
+// self-forcing depth outside 0…history and a negative or depthless self-forcing start.
 func checkEDM(e edm.EDM, history int) error {
 	var errs []error
 	if !(e.SigmaData > 0 || e.Residual && e.SigmaData == 0) {
@@ -68,6 +68,9 @@ func checkEDM(e edm.EDM, history int) error {
 	}
 	if e.SelfForcing < 0 || e.SelfForcing > history {
 		errs = append(errs, fmt.Errorf("observation model: self-forcing must be 0 to the %d context steps, got %d", history, e.SelfForcing))
+	}
+	if e.SelfForcingFrom < 0 || e.SelfForcingFrom > 0 && e.SelfForcing == 0 {
+		errs = append(errs, fmt.Errorf("observation model: self-forcing from step %d: must not be negative, and needs a self-forcing depth above 0", e.SelfForcingFrom))
 	}
 	return errors.Join(errs...)
 }

@@ -75,7 +75,7 @@ func benchPixelWM(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return fmt.Errorf("bench pixel-wm: --sample-steps must be at least 1, got %d", *sampleSteps)
 	}
 	cfg.EDM.Steps = *sampleSteps
-	cfg.EDM.ContextNoise, cfg.EDM.SelfForcing, cfg.SelfForcingFrom = *contextNoise, *selfForcing, *selfForcingFrom
+	cfg.EDM.ContextNoise, cfg.EDM.SelfForcing, cfg.EDM.SelfForcingFrom = *contextNoise, *selfForcing, *selfForcingFrom
 	switch {
 	case *sigmaData < 0:
 		return fmt.Errorf("bench pixel-wm: --sigma-data must be positive (0 keeps the default), got %v", *sigmaData)

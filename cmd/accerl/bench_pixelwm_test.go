@@ -94,7 +94,7 @@ func TestBenchPixelWMTiny(t *testing.T) {
 		"--strip", "", "--data", filepath.Join(dir, "data"), "--obs-steps", "2", "--residual", "--sigma-data", "0.15", "--sample-steps", "1",
 		"--rew-imagined", "3", "--rew-steps", "7", "--context-noise", "0.05", "--self-forcing", "2", "--self-forcing-from", "1", "--json", js)
 	if b, err := os.ReadFile(js); err != nil || json.Unmarshal(b, &res) != nil || res.ObsSteps != 2 || !res.EDM.Residual || res.EDM.SigmaData != 0.15 || res.EDM.Steps != 1 ||
-		res.EDM.ContextNoise != 0.05 || res.EDM.SelfForcing != 2 || res.SelfForcingFrom != 1 || !(res.ObsChangeStd > 0) {
+		res.EDM.ContextNoise != 0.05 || res.EDM.SelfForcing != 2 || res.EDM.SelfForcingFrom != 1 || !(res.ObsChangeStd > 0) {
 		t.Errorf("residual run: %v; result steps %d, EDM %+v, change σ %v", err, res.ObsSteps, res.EDM, res.ObsChangeStd)
 	}
 	if res.RewImagined != 3*8 || res.RewSteps != 7 || !strings.Contains(stdout, "M_rew: 24 imagined frames (3 endings per training episode)") {

@@ -15,8 +15,8 @@ import (
 // body: the Config (ImageSize, Cameras, History, ActionDim, CondDim,
 // GroupSize, len(Channels), Channels… as int64), the EDM settings (six
 // float64, Steps as int64, from format 2 Residual as an int64 0 or 1 and
-// from format 3 ContextNoise as a float64 and SelfForcing as an int64;
-// older records read as Residual false, ContextNoise 0 and SelfForcing 0), then binrec.Tail: the TrainConfig, the step
+// from format 3 ContextNoise as a float64, SelfForcing and SelfForcingFrom
+// as int64s; older records read as Residual false and the three as 0), then binrec.Tail: the TrainConfig, the step
 // count, the random state, the parameters and the two Adam moments. Equal states give equal bytes, and a restored
 // trainer draws the same minibatches and noise as the one that was saved.
 const (
@@ -39,6 +39,7 @@ func (t *Trainer) MarshalBinary() ([]byte, error) {
 	w.I64(b2i(e.Residual))
 	w.F64(e.ContextNoise)
 	w.I64(e.SelfForcing)
+	w.I64(e.SelfForcingFrom)
 	if err := w.Tail(binrec.Tail{LR: tc.LR, BatchSize: tc.BatchSize, MaxGradNorm: tc.MaxGradNorm, Seed: tc.Seed,
 		Steps: t.Steps, Rand: t.src, Params: t.Net.params, M: t.M, V: t.V}); err != nil {
 		return nil, fmt.Errorf("edm: encode trainer: %w", err)
@@ -80,6 +81,7 @@ func (t *Trainer) UnmarshalBinary(data []byte) error {
 	if format >= 3 {
 		e.ContextNoise = r.F64()
 		e.SelfForcing = r.I64()
+		e.SelfForcingFrom = r.I64()
 	}
 	tail, err := r.Tail()
 	if err != nil {

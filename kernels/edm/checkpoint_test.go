@@ -26,9 +26,10 @@ func TestTrainerCheckpointRoundTrip(t *testing.T) {
 		residual bool
 		noise    float64
 		self     int
-	}{{false, 0, 0}, {true, 0, 0}, {true, 0.1, 1}} {
+		from     int
+	}{{false, 0, 0, 0}, {true, 0, 0, 0}, {true, 0.1, 1, 2}} {
 		e := DefaultEDM()
-		e.Residual, e.ContextNoise, e.SelfForcing = v.residual, v.noise, v.self
+		e.Residual, e.ContextNoise, e.SelfForcing, e.SelfForcingFrom = v.residual, v.noise, v.self, v.from
 		tr, err := NewTrainer(c, e, TrainConfig{LR: 1e-3, BatchSize: 3, MaxGradNorm: 1, Seed: 4}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -59,7 +60,7 @@ func half(f Frame) Frame {
 }
 
 // TestTrainerReadsFormat2: a record written before ContextNoise and SelfForcing existed
-// (format 2: the same bytes without those two fields) still restores, with both 0 and
+// (format 2: the same bytes without those three fields) still restores, with both 0 and
 // everything else as saved, so that runs checkpointed by an older build resume.
 func TestTrainerReadsFormat2(t *testing.T) {
 	c := tinyConfig()
@@ -73,9 +74,9 @@ func TestTrainerReadsFormat2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// magic | format | config (7 + len(Channels) int64s) | 6 float64s | Steps | Residual | ContextNoise | SelfForcing | …
+	// magic | format | config (7 + len(Channels) int64s) | 6 float64s | Steps | Residual | ContextNoise | SelfForcing | SelfForcingFrom | …
 	at := 8 + 4 + 8*(7+len(c.Channels)) + 8*6 + 8 + 8
-	old := append(append([]byte(nil), rec[:at]...), rec[at+16:len(rec)-4]...)
+	old := append(append([]byte(nil), rec[:at]...), rec[at+24:len(rec)-4]...)
 	binary.LittleEndian.PutUint32(old[8:], 2)
 	old = binary.LittleEndian.AppendUint32(old, crc32.Checksum(old, crc32.MakeTable(crc32.Castagnoli)))
 	var back Trainer

@@ -54,6 +54,11 @@ type EDM struct {
 	// training only and costs up to SelfForcing sampling passes per step.
 	// 0 (DIAMOND) trains on real contexts.
 	SelfForcing int
+	// SelfForcingFrom is the trainer step from which SelfForcing applies:
+	// the first SelfForcingFrom steps train on real contexts, so that the
+	// model learns the one-step task before its own contexts (scheduled
+	// sampling's ramp). 0: from the start.
+	SelfForcingFrom int
 }
 
 // DefaultEDM returns DIAMOND's settings: σ_d = 0.5, ln σ ~ N(−0.4, 1.2²)

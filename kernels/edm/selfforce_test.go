@@ -96,3 +96,31 @@ func TestSelfForcingRange(t *testing.T) {
 		}
 	}
 }
+
+// TestSelfForcingFrom: with SelfForcingFrom = 2 a trainer takes its first two steps exactly
+// as one without self-forcing (same losses, no extra draws), and its third differently.
+func TestSelfForcingFrom(t *testing.T) {
+	c := Config{ImageSize: 16, Cameras: 1, History: 2, ActionDim: 2, Channels: []int{4, 6}, CondDim: 6, GroupSize: 2}
+	data := movingSquares(c, 3, 5)
+	late := DefaultEDM()
+	late.SelfForcing, late.SelfForcingFrom = 2, 2
+	tc := TrainConfig{LR: 1e-3, BatchSize: 4, MaxGradNorm: 1, Seed: 3}
+	a, err := NewTrainer(c, late, tc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewTrainer(c, DefaultEDM(), tc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for step := 1; step <= 3; step++ {
+		la, errA := a.Step(data)
+		lb, errB := b.Step(data)
+		if errA != nil || errB != nil {
+			t.Fatal(errA, errB)
+		}
+		if same := la == lb; same != (step <= 2) {
+			t.Errorf("step %d: loss %v with self-forcing from step 2, %v without; want equal only before step 3", step, la, lb)
+		}
+	}
+}

@@ -53,8 +53,8 @@ func NewTrainer(c Config, e EDM, tc TrainConfig, be kernels.Backend) (*Trainer, 
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("edm: new trainer: %w", err)
 	}
-	if e.SelfForcing < 0 || e.SelfForcing > c.History {
-		return nil, fmt.Errorf("edm: new trainer: self-forcing must be 0 to the %d context steps, got %d", c.History, e.SelfForcing)
+	if e.SelfForcing < 0 || e.SelfForcing > c.History || e.SelfForcingFrom < 0 {
+		return nil, fmt.Errorf("edm: new trainer: self-forcing must be 0 to the %d context steps from a step ≥ 0, got %d from step %d", c.History, e.SelfForcing, e.SelfForcingFrom)
 	}
 	if tc.BatchSize < 1 || !(tc.LR > 0) {
 		return nil, fmt.Errorf("edm: new trainer: batch size %d and learning rate %v must be positive", tc.BatchSize, tc.LR)
@@ -79,7 +79,7 @@ func (t *Trainer) Step(data []Sample) (float64, error) {
 		idx[i] = t.rng.IntN(len(data))
 		batch[i] = data[idx[i]]
 	}
-	if t.EDM.SelfForcing > 0 {
+	if t.EDM.SelfForcing > 0 && t.Steps >= t.EDM.SelfForcingFrom {
 		batch, _ = t.selfForce(data, idx)
 	}
 	b := MakeBatch[float32](t.Net.cfg, batch)
