@@ -102,3 +102,26 @@ func TestEngineConfigRunsEveryHead(t *testing.T) {
 		t.Fatal("a gaussian head on CartPole was accepted")
 	}
 }
+
+// TestPixelPretrainConfigMapsSelfForcing: the pixels block's self-forcing reaches M_obs's
+// diffusion settings, and a config made from it passes pretraining's own checks.
+func TestPixelPretrainConfigMapsSelfForcing(t *testing.T) {
+	c := specs.DefaultConfig()
+	c.Env.Kind, c.Env.Pixels, c.Env.ImageSize = specs.EnvTabletop, true, 32
+	c.WorldModel.Enabled, c.WorldModel.History = true, 4
+	px := specs.DefaultPixelWorldModel()
+	px.SelfForcing, px.SelfForcingFrom = 4, 320
+	c.WorldModel.Pixels = &px
+	got := PixelPretrainConfig(c, 1)
+	if got.EDM.SelfForcing != 4 || got.EDM.SelfForcingFrom != 320 || got.ObsSteps != px.ObsSteps {
+		t.Fatalf("EDM %+v, %d M_obs steps; want self-forcing 4 from step 320 of %d", got.EDM, got.ObsSteps, px.ObsSteps)
+	}
+	if err := got.Validate(); err != nil {
+		t.Errorf("pretraining config from the block: %v", err)
+	}
+	def := specs.DefaultPixelWorldModel()
+	c.WorldModel.Pixels = &def
+	if d := PixelPretrainConfig(c, 1).EDM; d.SelfForcing != 0 || d.SelfForcingFrom != 0 {
+		t.Errorf("the block's default self-forces: %+v", d)
+	}
+}

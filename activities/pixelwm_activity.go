@@ -63,7 +63,7 @@ func pixelCollectInput(c specs.Config, seed uint64) pixelwm.CollectInput {
 // reward.DefaultConfig, proprio.DefaultConfig) at the env's image size and cameras, with
 // world_model.history context frames and vectors, world_model.obs_learning_rate for M_obs
 // and rew_learning_rate for M_rew, the block's step counts, and its residual and
-// sample_steps (a residual M_obs takes σ_data from the data).
+// sample_steps (a residual M_obs takes σ_data from the data), and its self-forcing.
 func PixelPretrainConfig(c specs.Config, seed uint64) pixelwm.PretrainConfig {
 	w, px := c.WorldModel, c.WorldModel.Pixels
 	cams := len(c.Env.Cameras)
@@ -86,6 +86,7 @@ func PixelPretrainConfig(c specs.Config, seed uint64) pixelwm.PretrainConfig {
 	pro.History = w.History
 	e := edm.DefaultEDM()
 	e.Residual, e.Steps = px.Residual, px.SampleSteps
+	e.SelfForcing, e.SelfForcingFrom = px.SelfForcing, px.SelfForcingFrom
 	if e.Residual {
 		e.SigmaData = 0 // the frame change's σ on the training episodes (pixelwm.Pretrain)
 	}

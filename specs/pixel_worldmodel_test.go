@@ -39,6 +39,8 @@ func TestPixelWorldModel(t *testing.T) {
       residual        = false
       sample_steps    = 3
       rew_imagined    = 4
+      self_forcing      = 4
+      self_forcing_from = 10
     }
   }
   ablation "more_rew" {
@@ -52,6 +54,7 @@ func TestPixelWorldModel(t *testing.T) {
 	base, arm := exp.Arms[0].Config.WorldModel, exp.Arms[1].Config.WorldModel
 	want := DefaultPixelWorldModel()
 	want.ObsSteps, want.BehaviourNoise, want.Residual, want.SampleSteps, want.RewImagined = 12, 0.2, false, 3, 4
+	want.SelfForcing, want.SelfForcingFrom = 4, 10
 	if base.Pixels == nil || *base.Pixels != want || base.Behaviour != WorldModelBehaviourExpertNoisy {
 		t.Fatalf("base pixels = %+v (behaviour %q), want %+v (expert_noisy)", base.Pixels, base.Behaviour, want)
 	}
@@ -70,6 +73,29 @@ func TestPixelWorldModel(t *testing.T) {
   }`), nil)
 	if !diags.HasErrors() || !strings.Contains(diags.Error(), "rew_imagined") {
 		t.Errorf("rew_imagined = 65: diagnostics %v, want an error naming it", diags)
+	}
+
+	// Self-forcing deeper than the context, or a start it never reaches, is refused with
+	// what to set.
+	for _, tc := range []struct{ px, want string }{
+		{`self_forcing = 5`, "world_model.pixels.self_forcing = 5 replaces up to that many of M_obs's context frames with its own predictions, and world_model.history = 4 gives it only 4"},
+		{`self_forcing_from = 100`, "self_forcing_from = 100 switches self-forcing on at that M_obs step, and self_forcing is 0 over obs_steps = 400"},
+		{"\n      self_forcing      = 4\n      self_forcing_from = 400\n    ", "self_forcing_from = 400 switches self-forcing on at that M_obs step, and self_forcing is 4 over obs_steps = 400"},
+	} {
+		_, diags = Parse("x.hcl", spec(`world_model {
+    enabled = true
+    offline_trajectories = 40
+    history = 4
+    imagination_ratio = 0
+    pixels { `+tc.px+` }
+  }`), nil)
+		found := false
+		for _, d := range diags {
+			found = found || strings.Contains(d.Detail, tc.want)
+		}
+		if !diags.HasErrors() || !found {
+			t.Errorf("%s: diagnostics %v, want an error containing %q", tc.px, diags, tc.want)
+		}
 	}
 
 	// Without the block nothing about the world model enters the JSON that did not before.

@@ -55,6 +55,10 @@ type BenchConfig struct {
 	// RewImagined, when > 0, adds this many imagined endings of Horizon steps per training
 	// episode to M_rew's training frames (ImaginedRewardExamples, drawn by the trained M_obs).
 	RewImagined int
+	// RewCounterfactual, when > 0, adds this many imagined endings of Horizon steps per
+	// training episode driven by another training episode's ending actions, labelled by the
+	// simulator's outcome of those actions (CounterfactualRewardExamples).
+	RewCounterfactual int
 	// Seed drives the imagination's sampling noise.
 	Seed uint64
 	// Progress, when set, receives one line per phase and per loss report.
@@ -149,6 +153,9 @@ func (c BenchConfig) Validate() error {
 	if c.RewImagined < 0 {
 		errs = append(errs, fmt.Errorf("imagined endings per episode for M_rew must not be negative (0 trains it on real frames only), got %d", c.RewImagined))
 	}
+	if c.RewCounterfactual < 0 {
+		errs = append(errs, fmt.Errorf("counterfactual endings per episode for M_rew must not be negative (0 draws none), got %d", c.RewCounterfactual))
+	}
 	if c.Start < c.Obs.History-1 {
 		errs = append(errs, fmt.Errorf("rollouts start at step %d, before the %d context frames exist; start at %d or later", c.Start, c.Obs.History, c.Obs.History-1))
 	}
@@ -187,14 +194,17 @@ type BenchResult struct {
 	RewParams   int                `json:"rew_params"`
 	RewExamples int                `json:"rew_train_frames"`
 	// RewImagined is how many of RewExamples M_obs imagined (BenchConfig.RewImagined).
-	RewImagined   int        `json:"rew_train_imagined_frames,omitempty"`
-	RewSteps      int        `json:"rew_train_steps"`
-	RewSeconds    float64    `json:"rew_train_seconds"`
-	RewLossEvery  int        `json:"rew_loss_every"`
-	RewLoss       []float64  `json:"rew_loss_curve"` // mean minibatch focal loss over each RewLossEvery steps
-	RewHeldBefore float64    `json:"rew_held_out_focal_loss_before"`
-	RewHeldAfter  float64    `json:"rew_held_out_focal_loss_after"`
-	RewHeld       RewardEval `json:"rew_held_out"`
+	RewImagined int `json:"rew_train_imagined_frames,omitempty"`
+	// RewCounterfactual counts the counterfactual endings among RewExamples
+	// (BenchConfig.RewCounterfactual); its frames are counted in RewImagined too.
+	RewCounterfactual *CounterfactualExamples `json:"rew_train_counterfactual,omitempty"`
+	RewSteps          int                     `json:"rew_train_steps"`
+	RewSeconds        float64                 `json:"rew_train_seconds"`
+	RewLossEvery      int                     `json:"rew_loss_every"`
+	RewLoss           []float64               `json:"rew_loss_curve"` // mean minibatch focal loss over each RewLossEvery steps
+	RewHeldBefore     float64                 `json:"rew_held_out_focal_loss_before"`
+	RewHeldAfter      float64                 `json:"rew_held_out_focal_loss_after"`
+	RewHeld           RewardEval              `json:"rew_held_out"`
 	// Endings is M_rew on M_obs's imagined episode endings against the real ones.
 	Endings EndingEval `json:"imagined_endings"`
 	// Counterfactual is M_rew on endings driven by another episode's actions, against the
@@ -290,6 +300,18 @@ func Bench(ctx context.Context, c BenchConfig) (BenchResult, Strip, error) {
 		res.RewImagined = len(imagined)
 		examples = append(examples, imagined...)
 		say("M_rew: %d imagined frames (%d endings per training episode) in %.1fs", len(imagined), c.RewImagined, time.Since(t2).Seconds())
+	}
+	if c.RewCounterfactual > 0 {
+		t2 := time.Now()
+		cf, st, err := CounterfactualRewardExamples(c.Collect, eps, c.HeldEvery, obs.Net, c.EDM, c.Horizon, c.RewCounterfactual, rewCounterfactualRand(c.Seed))
+		if err != nil {
+			return res, strip, err
+		}
+		res.RewImagined += len(cf)
+		res.RewCounterfactual = &st
+		examples = append(examples, cf...)
+		say("M_rew: %d imagined frames of %d counterfactual endings (%d per training episode; %d reached the goal in the simulator) in %.1fs",
+			len(cf), st.Endings, c.RewCounterfactual, st.Succeeded, time.Since(t2).Seconds())
 	}
 	res.RewParams, res.RewExamples = len(rew.Model.Params()), len(examples)
 	res.RewHeldBefore = rew.EvalLoss(heldEx, 256)

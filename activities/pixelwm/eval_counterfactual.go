@@ -75,16 +75,41 @@ type indexed struct {
 // back task by task) with their collection indices: the j-th episode of task k is Collect's
 // episode j·tasks + k, its tasks played round-robin.
 func heldIndexed(eps []Episode, heldEvery, tasks int) []indexed {
+	_, held := splitIndexed(eps, heldEvery, tasks)
+	return held
+}
+
+// splitIndexed is Split with every episode's collection index (see heldIndexed).
+func splitIndexed(eps []Episode, heldEvery, tasks int) (train, held []indexed) {
 	seen := map[int]int{}
-	var out []indexed
 	for _, ep := range eps {
 		j := seen[ep.Task]
 		seen[ep.Task]++
 		if heldOut(ep.Task, j, heldEvery) {
-			out = append(out, indexed{ep, j*tasks + ep.Task})
+			held = append(held, indexed{ep, j*tasks + ep.Task})
+		} else {
+			train = append(train, indexed{ep, j*tasks + ep.Task})
 		}
 	}
-	return out
+	return train, held
+}
+
+// window is an episode's ending window: the horizon steps from step t to its end frame.
+type window struct {
+	indexed
+	t, end int
+}
+
+// endingWindows are the ending windows of the episodes that have one (endingWindow with
+// k context frames).
+func endingWindows(eps []indexed, k, horizon int) []window {
+	var ws []window
+	for _, h := range eps {
+		if t, end, ok := endingWindow(h.ep, k, horizon); ok {
+			ws = append(ws, window{h, t, end})
+		}
+	}
+	return ws
 }
 
 // EvaluateCounterfactual replays the held-out episodes of eps (Collect's with in, split at
@@ -97,23 +122,15 @@ func EvaluateCounterfactual(in CollectInput, eps []Episode, heldEvery int, net *
 		return ev, fmt.Errorf("counterfactual endings: M_obs takes %d action values, want one action of %d", net.Config().ActionDim, tabletop.ActionDim)
 	}
 	k := net.Config().History
-	type window struct {
-		indexed
-		t, end int
-	}
-	var ws []window
-	for _, h := range heldIndexed(eps, heldEvery, tabletop.TaskCount(in.Suite)) {
-		if t, end, ok := endingWindow(h.ep, k, horizon); ok {
-			ws = append(ws, window{h, t, end})
-		}
-	}
+	_, held := splitIndexed(eps, heldEvery, tabletop.TaskCount(in.Suite))
+	ws := endingWindows(held, k, horizon)
 	if len(ws) < 2 {
 		return ev, nil
 	}
 	for i, w := range ws {
 		o := ws[(i+1)%len(ws)]
 		actions := o.ep.Actions[o.t:o.end]
-		succeeded, frame, ok, err := replayEnding(in, w.ep, w.e, w.t, actions)
+		rep, ok, err := replayEnding(in, w.ep, w.e, w.t, actions)
 		if err != nil {
 			return ev, err
 		}
@@ -122,7 +139,8 @@ func EvaluateCounterfactual(in CollectInput, eps []Episode, heldEvery int, net *
 			continue
 		}
 		imag := net.Imagine(e, w.ep.Frames[w.t-k+1:w.t+1], actions, rng)
-		p, _ := rew.Predict([][][]uint8{frame, imag[horizon-1]})
+		p, _ := rew.Predict([][][]uint8{rep.frame, imag[horizon-1]})
+		succeeded := rep.success[horizon-1]
 		ev.Endings++
 		if succeeded {
 			ev.Succeeded++
@@ -133,29 +151,42 @@ func EvaluateCounterfactual(in CollectInput, eps []Episode, heldEvery int, net *
 	return ev, nil
 }
 
+// replay is what the simulator did after a replayed episode's ending actions were swapped:
+// success[i] says whether the goal had held at any of the first i+1 swapped steps and
+// ended[i] whether the episode had ended by then (goal or time limit) — the labels
+// Episode.Success and Episode.End give the frames after them — and frame is what the
+// cameras saw after the last.
+type replay struct {
+	success, ended []bool
+	frame          [][]uint8
+}
+
 // replayEnding replays Collect's episode e (ep, collected with in) in a fresh simulator from
 // its reset through its recorded actions up to step t, then executes actions instead of
-// its own. It returns whether the goal held at any of those steps and the camera frames
-// after the last; ok is false when the replay did not reproduce the recorded state at
-// every step up to t.
-func replayEnding(in CollectInput, ep Episode, e, t int, actions [][]float64) (succeeded bool, frame [][]uint8, ok bool, err error) {
+// its own. ok is false when the replay did not reproduce the recorded state at every step
+// up to t.
+func replayEnding(in CollectInput, ep Episode, e, t int, actions [][]float64) (rep replay, ok bool, err error) {
 	env, err := in.newEnv(ep.Task)
 	if err != nil {
-		return false, nil, false, fmt.Errorf("counterfactual endings: %w", err)
+		return rep, false, fmt.Errorf("counterfactual endings: %w", err)
 	}
 	obs := env.Reset(episodeRand(in, uint64(e)))
 	for s := 0; ; s++ {
 		if !slices.Equal(obs, ep.State[s]) {
-			return false, nil, false, nil
+			return rep, false, nil
 		}
 		if s == t {
 			break
 		}
 		obs, _, _, _ = env.Step(ep.Actions[s])
 	}
+	succeeded, ended := false, false
 	for _, a := range actions {
-		env.Step(a)
+		_, _, term, trunc := env.Step(a)
 		succeeded = succeeded || env.Success()
+		ended = ended || term || trunc
+		rep.success, rep.ended = append(rep.success, succeeded), append(rep.ended, ended)
 	}
-	return succeeded, copyFrames(env.Images()), true, nil
+	rep.frame = copyFrames(env.Images())
+	return rep, true, nil
 }

@@ -17,12 +17,7 @@ import (
 // truth is only as good as the replay); a wrong collection index is caught by the state
 // check; the held-out indices survive the episodes being loaded back task by task.
 func TestReplayEnding(t *testing.T) {
-	in := CollectInput{Suite: tabletop.SuiteSpatial, Episodes: 20, Behaviour: BehaviourExpertNoisy, Noise: 0.3,
-		ImageSize: 16, Linger: 2, Seed: 3}
-	eps, err := Collect(context.Background(), in)
-	if err != nil {
-		t.Fatal(err)
-	}
+	in, eps := replayEpisodes(t)
 	const heldEvery, horizon = 5, 4
 	held := heldIndexed(eps, heldEvery, tabletop.TaskCount(in.Suite))
 	_, want := Split(eps, heldEvery)
@@ -38,17 +33,22 @@ func TestReplayEnding(t *testing.T) {
 		if !ok {
 			t.Fatalf("episode %d has no ending window", h.e)
 		}
-		got, frame, ok, err := replayEnding(in, h.ep, h.e, tt, h.ep.Actions[tt:end])
+		rep, ok, err := replayEnding(in, h.ep, h.e, tt, h.ep.Actions[tt:end])
 		if err != nil || !ok {
 			t.Fatalf("episode %d: replay %v, reproduced %v", h.e, err, ok)
 		}
-		if got != h.ep.Succeeded || !bytes.Equal(frame[0], h.ep.Frames[end][0]) || !bytes.Equal(frame[1], h.ep.Frames[end][1]) {
+		got := rep.success[horizon-1]
+		if got != h.ep.Succeeded || !bytes.Equal(rep.frame[0], h.ep.Frames[end][0]) || !bytes.Equal(rep.frame[1], h.ep.Frames[end][1]) {
 			t.Errorf("episode %d: replayed outcome %v (recorded %v) or its end frame differs", h.e, got, h.ep.Succeeded)
+		}
+		// Replaying its own actions, the per-step labels are the recorded frames' labels.
+		if !slices.Equal(rep.success, h.ep.Success[tt+1:end+1]) || !slices.Equal(rep.ended, h.ep.End[tt+1:end+1]) {
+			t.Errorf("episode %d: replayed labels success %v end %v, recorded %v %v", h.e, rep.success, rep.ended, h.ep.Success[tt+1:end+1], h.ep.End[tt+1:end+1])
 		}
 		if got {
 			succeeded++
 		}
-		if _, _, ok, _ := replayEnding(in, h.ep, h.e+1, tt, h.ep.Actions[tt:end]); ok {
+		if _, ok, _ := replayEnding(in, h.ep, h.e+1, tt, h.ep.Actions[tt:end]); ok {
 			t.Errorf("episode %d replayed as episode %d", h.e, h.e+1)
 		}
 	}
@@ -83,4 +83,17 @@ func TestReplayEnding(t *testing.T) {
 		r.TP+r.FN+r.FP+r.TN != ev.Endings || im.TP+im.FN+im.FP+im.TN != ev.Endings {
 		t.Errorf("evaluation %+v over %d held-out endings", ev, len(held))
 	}
+}
+
+// replayEpisodes are 20 spatial episodes of the noisy expert at 16×16 (about 4 in 5
+// succeed) and the input that collected them, for the replay tests.
+func replayEpisodes(t *testing.T) (CollectInput, []Episode) {
+	t.Helper()
+	in := CollectInput{Suite: tabletop.SuiteSpatial, Episodes: 20, Behaviour: BehaviourExpertNoisy, Noise: 0.3,
+		ImageSize: 16, Linger: 2, Seed: 3}
+	eps, err := Collect(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in, eps
 }

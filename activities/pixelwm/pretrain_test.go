@@ -15,11 +15,14 @@ import (
 
 // tinyPretrain is a pretraining small enough for a unit test: 16×16
 // frames, narrow models, and step counts that cross one mid-phase
-// checkpoint of each phase (25, 250 and 1,000 steps).
+// checkpoint of each phase (25, 250 and 1,000 steps); M_obs self-forced
+// from step 20, so that its checkpoint at 25 is taken while self-forcing.
 func tinyPretrain(seed uint64) PretrainConfig {
+	e := residualEDM()
+	e.SelfForcing, e.SelfForcingFrom = 2, 20
 	return PretrainConfig{
 		Obs: edm.Config{ImageSize: 16, Cameras: 2, History: 2, ActionDim: tabletop.ActionDim, Channels: []int{8, 8}, CondDim: 8, GroupSize: 4},
-		EDM: residualEDM(), ObsTrain: edm.TrainConfig{LR: 1e-3, BatchSize: 4, MaxGradNorm: 1, Seed: seed},
+		EDM: e, ObsTrain: edm.TrainConfig{LR: 1e-3, BatchSize: 4, MaxGradNorm: 1, Seed: seed},
 		Rew:          reward.Config{ImageSize: 16, Patch: 8, Cameras: 2, Dim: 8, Hidden: 8},
 		RewTrain:     reward.TrainConfig{LR: 3e-3, BatchSize: 8, Focal: reward.Focal{Gamma: 2}, MaxGradNorm: 1, Seed: seed},
 		Proprio:      proprio.Config{History: 2, ProprioDim: tabletop.ProprioDim, ActionDim: tabletop.ActionDim, Hidden: []int{8}},

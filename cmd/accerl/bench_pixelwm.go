@@ -37,6 +37,7 @@ func benchPixelWM(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	horizon := fs.Int("horizon", def.Horizon, "imagined steps per held-out rollout (and columns of the strip after the context frame)")
 	start := fs.Int("start", def.Start, "real step the rollouts start from; episodes shorter than start+horizon+1 frames are skipped")
 	rewImagined := fs.Int("rew-imagined", 0, "also train M_rew on this many M_obs-imagined endings of --horizon steps per training episode, each imagined frame labelled as the real frame it stands for, so that it learns what a success looks like as M_obs draws it; 0 trains it on real frames only")
+	rewCounterfactual := fs.Int("rew-counterfactual", 0, "also train M_rew on this many M_obs-imagined endings of --horizon steps per training episode driven by another training episode's ending actions, each imagined frame labelled with what the simulator says those actions did at that step (the episode replayed to the ending's start, then the other's actions executed); teaches M_rew to judge imagined endings by their actions, not by where they start; 0 draws none")
 	heldEvery := fs.Int("held-every", def.HeldEvery, "hold out one episode in this many for the evaluation (≥ 2)")
 	gamma := fs.Float64("gamma", def.RewTrain.Focal.Gamma, "focal-loss γ of M_rew; 0 is the cross-entropy, larger focuses on the hard frames")
 	alpha := fs.Float64("alpha", def.RewTrain.Focal.Alpha, "focal-loss α in [0, 1) weighting the positive labels (0: no balancing); larger raises recall at the cost of precision")
@@ -67,7 +68,7 @@ func benchPixelWM(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		*suite, *episodes, *behaviour, *noise, *linger
 	cfg.DataDir = *data
 	cfg.Budget, cfg.RewShare = time.Duration(*minutes*float64(time.Minute)), *rewShare
-	cfg.Horizon, cfg.Start, cfg.HeldEvery, cfg.RewImagined = *horizon, *start, *heldEvery, *rewImagined
+	cfg.Horizon, cfg.Start, cfg.HeldEvery, cfg.RewImagined, cfg.RewCounterfactual = *horizon, *start, *heldEvery, *rewImagined, *rewCounterfactual
 	cfg.RewTrain.Focal = reward.Focal{Gamma: *gamma, Alpha: *alpha}
 	cfg.ProprioSteps = *proprioSteps
 	cfg.ObsSteps, cfg.RewSteps, cfg.EDM.Residual = *obsSteps, *rewSteps, *residual

@@ -32,6 +32,7 @@ func TestBenchPixelWMArgumentErrors(t *testing.T) {
 		{[]string{"--sample-steps", "0"}, "--sample-steps must be at least 1, got 0"},
 		{[]string{"--rew-steps", "-1"}, "reward-model steps must not be negative (0 trains for the budget's share), got -1"},
 		{[]string{"--rew-imagined", "-1"}, "imagined endings per episode for M_rew must not be negative (0 trains it on real frames only), got -1"},
+		{[]string{"--rew-counterfactual", "-2"}, "counterfactual endings per episode for M_rew must not be negative (0 draws none), got -2"},
 		{[]string{"--context-noise", "1.5"}, "context noise must be in [0, 1] (a standard deviation in frame units, which span [−1, 1]; 0 trains on the recorded contexts), got 1.5"},
 		{[]string{"--context-noise", "NaN"}, "context noise must be in [0, 1]"},
 		{[]string{"--self-forcing", "5"}, "self-forcing must be 0 to the 4 context steps, got 5"},
@@ -89,16 +90,18 @@ func TestBenchPixelWMTiny(t *testing.T) {
 	// The same episodes again come from the stored files; a residual M_obs for exactly 2
 	// steps on noised and self-forced contexts, and M_rew trained on 3 imagined endings of 1
 	// step per training episode too (every one of the 8 has an end frame after its 4 context
-	// frames).
+	// frames), and on 2 counterfactual endings of 1 step per training episode (8 more frames
+	// each).
 	stdout, _, err = runCLI(t, "bench", "pixel-wm", "--episodes", "10", "--minutes", "0.01", "--horizon", "1", "--start", "5",
 		"--strip", "", "--data", filepath.Join(dir, "data"), "--obs-steps", "2", "--residual", "--sigma-data", "0.15", "--sample-steps", "1",
-		"--rew-imagined", "3", "--rew-steps", "7", "--context-noise", "0.05", "--self-forcing", "2", "--self-forcing-from", "1", "--json", js)
+		"--rew-imagined", "3", "--rew-counterfactual", "2", "--rew-steps", "7", "--context-noise", "0.05", "--self-forcing", "2", "--self-forcing-from", "1", "--json", js)
 	if b, err := os.ReadFile(js); err != nil || json.Unmarshal(b, &res) != nil || res.ObsSteps != 2 || !res.EDM.Residual || res.EDM.SigmaData != 0.15 || res.EDM.Steps != 1 ||
 		res.EDM.ContextNoise != 0.05 || res.EDM.SelfForcing != 2 || res.EDM.SelfForcingFrom != 1 || !(res.ObsChangeStd > 0) {
 		t.Errorf("residual run: %v; result steps %d, EDM %+v, change σ %v", err, res.ObsSteps, res.EDM, res.ObsChangeStd)
 	}
-	if res.RewImagined != 3*8 || res.RewSteps != 7 || !strings.Contains(stdout, "M_rew: 24 imagined frames (3 endings per training episode)") {
-		t.Errorf("M_rew's imagined frames: %d, want 24; output:\n%s", res.RewImagined, stdout)
+	if cf := res.RewCounterfactual; res.RewImagined != 3*8+2*8 || res.RewSteps != 7 || !strings.Contains(stdout, "M_rew: 24 imagined frames (3 endings per training episode)") ||
+		cf == nil || cf.Endings != 16 || cf.Frames != 16 || cf.Unreplayable != 0 || !strings.Contains(stdout, "M_rew: 16 imagined frames of 16 counterfactual endings (2 per training episode") {
+		t.Errorf("M_rew's imagined frames: %d, want 40, counterfactual %+v; output:\n%s", res.RewImagined, cf, stdout)
 	}
 	if err != nil || !strings.Contains(stdout, "loaded 10 expert_noisy episodes") {
 		t.Errorf("second run: %v\n%s", err, stdout)
