@@ -32,6 +32,11 @@ type BenchConfig struct {
 	// of its share of Budget (so that runs on a loaded machine compare at
 	// equal steps); M_rew keeps its share.
 	ObsSteps int
+	// ObsCheckpoint, when set, is a file that keeps the trained M_obs (with a ".json"
+	// record of its data and curve beside it): a run that finds one of the same data and
+	// settings restores it instead of training, one that finds none trains and writes it.
+	// It needs ObsSteps.
+	ObsCheckpoint string
 	// RewSteps, when > 0, trains M_rew for exactly this many steps instead of its share
 	// of Budget.
 	RewSteps int
@@ -138,6 +143,9 @@ func (c BenchConfig) Validate() error {
 	if c.ObsSteps < 0 {
 		errs = append(errs, fmt.Errorf("observation-model steps must not be negative (0 trains for the budget's share), got %d", c.ObsSteps))
 	}
+	if c.ObsCheckpoint != "" && c.ObsSteps <= 0 {
+		errs = append(errs, fmt.Errorf("M_obs checkpoint %s: a checkpoint stands for a fixed number of training steps; set the observation-model steps (--obs-steps)", c.ObsCheckpoint))
+	}
 	if c.RewSteps < 0 {
 		errs = append(errs, fmt.Errorf("reward-model steps must not be negative (0 trains for the budget's share), got %d", c.RewSteps))
 	}
@@ -182,7 +190,10 @@ type BenchResult struct {
 	ObsSteps     int             `json:"obs_train_steps"`
 	ObsSeconds   float64         `json:"obs_train_seconds"`
 	ObsLossEvery int             `json:"obs_loss_every"`
-	ObsLoss      []float64       `json:"obs_loss_curve"` // mean minibatch EDM loss over each ObsLossEvery steps
+	// ObsRestored names the M_obs checkpoint restored instead of training (ObsSeconds and
+	// ObsLoss are then the training's that made it).
+	ObsRestored string    `json:"obs_restored_from,omitempty"`
+	ObsLoss     []float64 `json:"obs_loss_curve"` // mean minibatch EDM loss over each ObsLossEvery steps
 	// ObsChangeStd is the standard deviation of the training transitions'
 	// frame change Next − Past[k−1] ([−1, 1] pixel units): the σ_data of a
 	// residual M_obs (edm.EDM.Residual), as 0.5 is the frames'.
@@ -270,19 +281,10 @@ func Bench(ctx context.Context, c BenchConfig) (BenchResult, Strip, error) {
 	res.ObsChangeStd = ChangeStd(samples)
 	c.EDM = withSigmaData(c.EDM, samples) // as the pixels block's pretraining does
 	res.EDM = c.EDM
-	obs, err := edm.NewTrainer(c.Obs, c.EDM, c.ObsTrain, nil)
+	obs, err := c.trainObs(ctx, obsBudget, samples, &res, say)
 	if err != nil {
 		return res, Strip{}, err
 	}
-	res.ObsParams, res.ObsSamples = len(obs.Net.Params()), len(samples)
-	say("M_obs: %d parameters, %d transitions (frame change σ %.4f), residual %v, σ_data %g, context noise ≤ %g, self-forcing ≤ %d from step %d, training %s",
-		res.ObsParams, len(samples), res.ObsChangeStd, c.EDM.Residual, c.EDM.SigmaData, c.EDM.ContextNoise, c.EDM.SelfForcing, c.EDM.SelfForcingFrom, trainingLength(obsBudget, c.ObsSteps))
-	res.ObsLoss, res.ObsSeconds, err = trainFor(ctx, obsBudget, c.ObsSteps, res.ObsLossEvery, func() (float64, error) { return obs.Step(samples) },
-		func(step int, loss, sec float64) { say("M_obs step %d  EDM loss %.4f  (%.0fs)", step, loss, sec) })
-	if err != nil {
-		return res, Strip{}, err
-	}
-	res.ObsSteps = obs.Steps
 	t1 := time.Now()
 	var strip Strip
 	res.ObsImagination, strip = EvaluateImagination(obs.Net, c.EDM, held, c.Start, c.Horizon, rand.New(rand.NewPCG(c.Seed, 0x1a)))

@@ -46,6 +46,7 @@ func benchPixelWM(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	jsonOut := fs.String("json", "", "also write the results to this JSON file")
 	proprioSteps := fs.Int("proprio-steps", def.ProprioSteps, "Adam steps of the proprioception head (predicts the next 8-D proprio from the last 4 and the action; seconds, outside the time budget); 0 leaves it out")
 	obsSteps := fs.Int("obs-steps", 0, "train M_obs for exactly this many Adam steps instead of its share of --minutes (0), so that runs on a loaded machine compare at equal steps")
+	obsCheckpoint := fs.String("obs-checkpoint", "", "with --obs-steps: keep the trained M_obs in this file (and FILE.json, its data and curve); a later run with the same data and M_obs settings restores it instead of training, so that M_rew and the evaluations can be measured again without M_obs's minutes; other data or settings are refused")
 	rewSteps := fs.Int("rew-steps", 0, "train M_rew for exactly this many Adam steps instead of its share of --minutes (0)")
 	residual := fs.Bool("residual", false, "M_obs denoises the change from the last context frame instead of the next frame (edm.EDM.Residual); copying the last frame is then its zero prediction, and σ_data is measured on the data unless --sigma-data sets it")
 	sigmaData := fs.Float64("sigma-data", 0, "EDM σ_data, the standard deviation of what M_obs denoises (0: 0.5, the frames', or with --residual the frame change's, measured on the training transitions and printed as \"frame change σ\", as the pixels block does)")
@@ -71,7 +72,7 @@ func benchPixelWM(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	cfg.Horizon, cfg.Start, cfg.HeldEvery, cfg.RewImagined, cfg.RewCounterfactual = *horizon, *start, *heldEvery, *rewImagined, *rewCounterfactual
 	cfg.RewTrain.Focal = reward.Focal{Gamma: *gamma, Alpha: *alpha}
 	cfg.ProprioSteps = *proprioSteps
-	cfg.ObsSteps, cfg.RewSteps, cfg.EDM.Residual = *obsSteps, *rewSteps, *residual
+	cfg.ObsSteps, cfg.RewSteps, cfg.EDM.Residual, cfg.ObsCheckpoint = *obsSteps, *rewSteps, *residual, *obsCheckpoint
 	if *sampleSteps < 1 {
 		return fmt.Errorf("bench pixel-wm: --sample-steps must be at least 1, got %d", *sampleSteps)
 	}

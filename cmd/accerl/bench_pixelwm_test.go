@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -32,6 +33,7 @@ func TestBenchPixelWMArgumentErrors(t *testing.T) {
 		{[]string{"--sample-steps", "0"}, "--sample-steps must be at least 1, got 0"},
 		{[]string{"--rew-steps", "-1"}, "reward-model steps must not be negative (0 trains for the budget's share), got -1"},
 		{[]string{"--rew-imagined", "-1"}, "imagined endings per episode for M_rew must not be negative (0 trains it on real frames only), got -1"},
+		{[]string{"--obs-checkpoint", "obs.ckpt"}, "M_obs checkpoint obs.ckpt: a checkpoint stands for a fixed number of training steps; set the observation-model steps (--obs-steps)"},
 		{[]string{"--rew-counterfactual", "-2"}, "counterfactual endings per episode for M_rew must not be negative (0 draws none), got -2"},
 		{[]string{"--context-noise", "1.5"}, "context noise must be in [0, 1] (a standard deviation in frame units, which span [−1, 1]; 0 trains on the recorded contexts), got 1.5"},
 		{[]string{"--context-noise", "NaN"}, "context noise must be in [0, 1]"},
@@ -113,5 +115,55 @@ func TestBenchPixelWMTiny(t *testing.T) {
 	res = pixelWMBenchResult{}
 	if b, rerr := os.ReadFile(js); err != nil || rerr != nil || json.Unmarshal(b, &res) != nil || !(res.ObsChangeStd > 0) || res.EDM.SigmaData != res.ObsChangeStd {
 		t.Errorf("residual run, σ_data measured: %v; EDM %+v, change σ %v", err, res.EDM, res.ObsChangeStd)
+	}
+}
+
+// TestBenchPixelWMObsCheckpoint: --obs-checkpoint keeps the trained M_obs; a second run
+// restores it (no M_obs step taken, the same imagination scores and training curve, M_rew
+// measured again), and a run asking for another M_obs is refused, naming the difference.
+func TestBenchPixelWMObsCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	ckpt, js := filepath.Join(dir, "obs.ckpt"), filepath.Join(dir, "wm.json")
+	run := func(extra ...string) (pixelWMBenchResult, string, error) {
+		args := append([]string{"bench", "pixel-wm", "--episodes", "10", "--minutes", "0.01", "--horizon", "2", "--start", "5", "--strip", "",
+			"--data", filepath.Join(dir, "data"), "--proprio-steps", "0", "--rew-steps", "3", "--obs-checkpoint", ckpt, "--json", js}, extra...)
+		stdout, _, err := runCLI(t, args...)
+		var res pixelWMBenchResult
+		if err == nil {
+			b, rerr := os.ReadFile(js)
+			if rerr != nil || json.Unmarshal(b, &res) != nil {
+				t.Fatalf("reading %s: %v", js, rerr)
+			}
+		}
+		return res, stdout, err
+	}
+	first, stdout, err := run("--obs-steps", "3")
+	if err != nil || first.ObsSteps != 3 || first.ObsRestored != "" || !strings.Contains(stdout, "M_obs: saved to "+ckpt) {
+		t.Fatalf("first run: %v, %d steps, restored %q\n%s", err, first.ObsSteps, first.ObsRestored, stdout)
+	}
+	second, stdout, err := run("--obs-steps", "3", "--rew-imagined", "1")
+	if err != nil || second.ObsRestored != ckpt || strings.Contains(stdout, "M_obs step ") || second.ObsSteps != 3 ||
+		!reflect.DeepEqual(second.ObsImagination.MSE, first.ObsImagination.MSE) || !reflect.DeepEqual(second.ObsLoss, first.ObsLoss) ||
+		second.ObsSeconds != first.ObsSeconds || second.RewImagined == 0 {
+		t.Errorf("second run: %v, restored %q, steps %d, MSE %v vs %v, curve %v vs %v, %d imagined M_rew frames\n%s", err, second.ObsRestored, second.ObsSteps,
+			second.ObsImagination.MSE, first.ObsImagination.MSE, second.ObsLoss, first.ObsLoss, second.RewImagined, stdout)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--obs-steps", "4"}, "was trained with other training steps (3) than this run asks for (4)"},
+		{[]string{"--obs-steps", "3", "--residual"}, "was trained with other diffusion settings"},
+		{[]string{"--obs-steps", "3", "--noise", "0.2"}, "was trained with other offline data"},
+	} {
+		if _, _, err := run(tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one containing %q", tc.args, err, tc.want)
+		}
+	}
+	if err := os.Remove(ckpt + ".json"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run("--obs-steps", "3"); err == nil || !strings.Contains(err.Error(), "its record") {
+		t.Errorf("checkpoint without its record: error %v", err)
 	}
 }
