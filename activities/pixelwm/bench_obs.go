@@ -30,7 +30,7 @@ type benchObs struct {
 }
 
 // trainObs trains M_obs on samples for its budget or steps, or restores it from
-// c.ObsCheckpoint, recording what it did in res.
+// c.ObsCheckpoint (and trains it on to c.ObsSteps), recording what it did in res.
 func (c BenchConfig) trainObs(ctx context.Context, budget time.Duration, samples []edm.Sample, res *BenchResult, say func(string, ...any)) (*edm.Trainer, error) {
 	obs, rec, err := loadBenchObs(c)
 	if err != nil {
@@ -44,17 +44,24 @@ func (c BenchConfig) trainObs(ctx context.Context, budget time.Duration, samples
 	res.ObsParams, res.ObsSamples = len(obs.Net.Params()), len(samples)
 	say("M_obs: %d parameters, %d transitions (frame change σ %.4f), residual %v, σ_data %g, context noise ≤ %g, self-forcing ≤ %d from step %d, training %s",
 		res.ObsParams, len(samples), res.ObsChangeStd, c.EDM.Residual, c.EDM.SigmaData, c.EDM.ContextNoise, c.EDM.SelfForcing, c.EDM.SelfForcingFrom, trainingLength(budget, c.ObsSteps))
+	steps, done := c.ObsSteps, 0
 	if rec != nil {
-		res.ObsLoss, res.ObsSeconds, res.ObsSteps, res.ObsRestored = rec.Loss, rec.Seconds, obs.Steps, c.ObsCheckpoint
+		res.ObsLoss, res.ObsSeconds, res.ObsRestored = rec.Loss, rec.Seconds, c.ObsCheckpoint
 		say("M_obs: restored after %d steps (%.0fs of training) from %s", obs.Steps, rec.Seconds, c.ObsCheckpoint)
-		return obs, nil
+		if obs.Steps == c.ObsSteps {
+			res.ObsSteps = obs.Steps
+			return obs, nil
+		}
+		// Train on to c.ObsSteps: the trainer resumes exactly where it stopped.
+		done = obs.Steps
+		steps = c.ObsSteps - done
 	}
-	res.ObsLoss, res.ObsSeconds, err = trainFor(ctx, budget, c.ObsSteps, res.ObsLossEvery, func() (float64, error) { return obs.Step(samples) },
-		func(step int, loss, sec float64) { say("M_obs step %d  EDM loss %.4f  (%.0fs)", step, loss, sec) })
+	loss, sec, err := trainFor(ctx, budget, steps, res.ObsLossEvery, func() (float64, error) { return obs.Step(samples) },
+		func(step int, loss, sec float64) { say("M_obs step %d  EDM loss %.4f  (%.0fs)", done+step, loss, sec) })
 	if err != nil {
 		return nil, err
 	}
-	res.ObsSteps = obs.Steps
+	res.ObsLoss, res.ObsSeconds, res.ObsSteps = append(res.ObsLoss, loss...), res.ObsSeconds+sec, obs.Steps
 	if c.ObsCheckpoint != "" {
 		if err := saveBenchObs(c, obs, benchObs{Collect: c.Collect, HeldEvery: c.HeldEvery, Steps: obs.Steps, Seconds: res.ObsSeconds, Loss: res.ObsLoss}); err != nil {
 			return nil, err
@@ -67,7 +74,9 @@ func (c BenchConfig) trainObs(ctx context.Context, budget time.Duration, samples
 // loadBenchObs restores the M_obs trainer c.ObsCheckpoint holds, with its record, when the
 // file exists; nil without error when it does not. A checkpoint of other data or other
 // settings than c's is an error naming the difference: the bench never measures a model
-// other than the one it was asked for.
+// other than the one it was asked for. One of fewer steps than c.ObsSteps is restored for
+// trainObs to train on (bit for bit what training straight through gives); one of more is
+// refused.
 func loadBenchObs(c BenchConfig) (*edm.Trainer, *benchObs, error) {
 	data, err := os.ReadFile(c.ObsCheckpoint)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -97,12 +106,15 @@ func loadBenchObs(c BenchConfig) (*edm.Trainer, *benchObs, error) {
 		{"model size", t.Net.Config(), c.Obs},
 		{"diffusion settings", t.EDM, c.EDM},
 		{"optimisation", t.Train, c.ObsTrain},
-		{"training steps", t.Steps, c.ObsSteps},
 	} {
 		if !reflect.DeepEqual(d.got, d.want) {
 			return nil, nil, fmt.Errorf("M_obs checkpoint %s was trained with other %s (%+v) than this run asks for (%+v); name another --obs-checkpoint file, or drop the flag to train M_obs here",
 				c.ObsCheckpoint, d.what, d.got, d.want)
 		}
+	}
+	if t.Steps > c.ObsSteps || t.Steps != rec.Steps {
+		return nil, nil, fmt.Errorf("M_obs checkpoint %s holds %d training steps (its record says %d), more than this run asks for (%d) or not what it recorded; ask for %d or more (training goes on from it), or name another file",
+			c.ObsCheckpoint, t.Steps, rec.Steps, c.ObsSteps, t.Steps)
 	}
 	return t, &rec, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -142,7 +143,7 @@ func TestBenchPixelWMObsCheckpoint(t *testing.T) {
 		t.Fatalf("first run: %v, %d steps, restored %q\n%s", err, first.ObsSteps, first.ObsRestored, stdout)
 	}
 	second, stdout, err := run("--obs-steps", "3", "--rew-imagined", "1")
-	if err != nil || second.ObsRestored != ckpt || strings.Contains(stdout, "M_obs step ") || second.ObsSteps != 3 ||
+	if err != nil || second.ObsRestored != ckpt || strings.Contains(stdout, "M_obs: saved to") || !strings.Contains(stdout, "M_obs: restored after 3 steps") || second.ObsSteps != 3 ||
 		!reflect.DeepEqual(second.ObsImagination.MSE, first.ObsImagination.MSE) || !reflect.DeepEqual(second.ObsLoss, first.ObsLoss) ||
 		second.ObsSeconds != first.ObsSeconds || second.RewImagined == 0 {
 		t.Errorf("second run: %v, restored %q, steps %d, MSE %v vs %v, curve %v vs %v, %d imagined M_rew frames\n%s", err, second.ObsRestored, second.ObsSteps,
@@ -152,13 +153,28 @@ func TestBenchPixelWMObsCheckpoint(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--obs-steps", "4"}, "was trained with other training steps (3) than this run asks for (4)"},
+		{[]string{"--obs-steps", "2"}, "holds 3 training steps (its record says 3), more than this run asks for (2)"},
 		{[]string{"--obs-steps", "3", "--residual"}, "was trained with other diffusion settings"},
 		{[]string{"--obs-steps", "3", "--noise", "0.2"}, "was trained with other offline data"},
 	} {
 		if _, _, err := run(tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want one containing %q", tc.args, err, tc.want)
 		}
+	}
+	// Asked for more steps, it trains on from the checkpoint and ends where 5 straight
+	// steps do.
+	more, stdout, err := run("--obs-steps", "5")
+	if err != nil || more.ObsSteps != 5 || more.ObsRestored != ckpt || !strings.Contains(stdout, "M_obs: restored after 3 steps") || !strings.Contains(stdout, "M_obs: saved to") {
+		t.Fatalf("trained on: %v, %d steps, restored %q\n%s", err, more.ObsSteps, more.ObsRestored, stdout)
+	}
+	straight, _, err := run("--obs-steps", "5", "--obs-checkpoint", filepath.Join(dir, "straight.ckpt"))
+	if err != nil || !reflect.DeepEqual(more.ObsImagination.MSE, straight.ObsImagination.MSE) {
+		t.Errorf("3 + 2 steps imagine %v, 5 straight %v (%v)", more.ObsImagination.MSE, straight.ObsImagination.MSE, err)
+	}
+	a, errA := os.ReadFile(ckpt)
+	b, errB := os.ReadFile(filepath.Join(dir, "straight.ckpt"))
+	if errA != nil || errB != nil || !bytes.Equal(a, b) {
+		t.Errorf("the trained-on checkpoint differs from the straight run's (%v, %v)", errA, errB)
 	}
 	if err := os.Remove(ckpt + ".json"); err != nil {
 		t.Fatal(err)
