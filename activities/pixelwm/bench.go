@@ -64,6 +64,10 @@ type BenchConfig struct {
 	// training episode driven by another training episode's ending actions, labelled by the
 	// simulator's outcome of those actions (CounterfactualRewardExamples).
 	RewCounterfactual int
+	// CounterfactualSwaps is how many other held-out episodes' ending actions drive each
+	// held-out ending in the counterfactual evaluation (EvaluateCounterfactual; 0 or 1: the
+	// next episode's).
+	CounterfactualSwaps int
 	// Seed drives the imagination's sampling noise.
 	Seed uint64
 	// Progress, when set, receives one line per phase and per loss report.
@@ -328,7 +332,7 @@ func Bench(ctx context.Context, c BenchConfig) (BenchResult, Strip, error) {
 	res.RewHeldAfter = rew.EvalLoss(heldEx, 256)
 	res.RewHeld = EvaluateReward(rew.Model, held)
 	res.Endings = EvaluateEndings(obs.Net, c.EDM, rew.Model, held, c.Horizon, endingsRand(c.Seed))
-	cf, err := EvaluateCounterfactual(c.Collect, eps, c.HeldEvery, obs.Net, c.EDM, rew.Model, c.Horizon, counterfactualRand(c.Seed))
+	cf, err := EvaluateCounterfactual(c.Collect, eps, c.HeldEvery, obs.Net, c.EDM, rew.Model, c.Horizon, c.CounterfactualSwaps, counterfactualRand(c.Seed))
 	if err != nil {
 		return res, strip, err
 	}

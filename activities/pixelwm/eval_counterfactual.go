@@ -22,6 +22,8 @@ import (
 // learns only as far as these verdicts agree with the truth.
 type CounterfactualEval struct {
 	Horizon int `json:"horizon"`
+	// Swaps is the number of other episodes' actions each held-out ending is driven by.
+	Swaps int `json:"swaps,omitempty"`
 	// Endings counts the replayed endings; Unreplayable those whose replay did not
 	// reproduce the recorded states (not counted).
 	Endings      int `json:"endings"`
@@ -115,8 +117,10 @@ func endingWindows(eps []indexed, k, horizon int) []window {
 // EvaluateCounterfactual replays the held-out episodes of eps (Collect's with in, split at
 // one in heldEvery) as CounterfactualEval describes, imagining with net (whose action width
 // must be tabletop.ActionDim: one action per step) and judging with rew; rng draws the
-// imaginations' noise.
-func EvaluateCounterfactual(in CollectInput, eps []Episode, heldEvery int, net *edm.Net[float32], e edm.EDM, rew *reward.Model, horizon int, rng *rand.Rand) (CounterfactualEval, error) {
+// imaginations' noise. Each held-out ending is driven by the ending actions of the swaps
+// held-out episodes after it in turn (1 to one fewer than the endings; 1: the next one's
+// only), so that more swaps give more verdicts from the same held-out contexts.
+func EvaluateCounterfactual(in CollectInput, eps []Episode, heldEvery int, net *edm.Net[float32], e edm.EDM, rew *reward.Model, horizon, swaps int, rng *rand.Rand) (CounterfactualEval, error) {
 	ev := CounterfactualEval{Horizon: horizon}
 	if net.Config().ActionDim != tabletop.ActionDim {
 		return ev, fmt.Errorf("counterfactual endings: M_obs takes %d action values, want one action of %d", net.Config().ActionDim, tabletop.ActionDim)
@@ -127,26 +131,29 @@ func EvaluateCounterfactual(in CollectInput, eps []Episode, heldEvery int, net *
 	if len(ws) < 2 {
 		return ev, nil
 	}
+	ev.Swaps = min(max(swaps, 1), len(ws)-1)
 	for i, w := range ws {
-		o := ws[(i+1)%len(ws)]
-		actions := o.ep.Actions[o.t:o.end]
-		rep, ok, err := replayEnding(in, w.ep, w.e, w.t, actions)
-		if err != nil {
-			return ev, err
+		for j := 1; j <= ev.Swaps; j++ {
+			o := ws[(i+j)%len(ws)]
+			actions := o.ep.Actions[o.t:o.end]
+			rep, ok, err := replayEnding(in, w.ep, w.e, w.t, actions)
+			if err != nil {
+				return ev, err
+			}
+			if !ok {
+				ev.Unreplayable++
+				continue
+			}
+			imag := net.Imagine(e, w.ep.Frames[w.t-k+1:w.t+1], actions, rng)
+			p, _ := rew.Predict([][][]uint8{rep.frame, imag[horizon-1]})
+			succeeded := rep.success[horizon-1]
+			ev.Endings++
+			if succeeded {
+				ev.Succeeded++
+			}
+			ev.Real.add(succeeded, p[0] >= 0.5)
+			ev.Imagined.add(succeeded, p[1] >= 0.5)
 		}
-		if !ok {
-			ev.Unreplayable++
-			continue
-		}
-		imag := net.Imagine(e, w.ep.Frames[w.t-k+1:w.t+1], actions, rng)
-		p, _ := rew.Predict([][][]uint8{rep.frame, imag[horizon-1]})
-		succeeded := rep.success[horizon-1]
-		ev.Endings++
-		if succeeded {
-			ev.Succeeded++
-		}
-		ev.Real.add(succeeded, p[0] >= 0.5)
-		ev.Imagined.add(succeeded, p[1] >= 0.5)
 	}
 	return ev, nil
 }

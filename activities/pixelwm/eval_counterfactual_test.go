@@ -74,14 +74,20 @@ func TestReplayEnding(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	net := edm.NewNet[float32](edm.Config{ImageSize: 16, Cameras: 2, History: 4, ActionDim: tabletop.ActionDim, Channels: []int{4, 4}, CondDim: 4, GroupSize: 2}, rng, nil)
 	rew := reward.New(reward.Config{ImageSize: 16, Patch: 8, Cameras: 2, Dim: 8, Hidden: 8}, rng)
-	ev, err := EvaluateCounterfactual(in, eps, heldEvery, net, edm.DefaultEDM(), rew, horizon, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, im := ev.Real, ev.Imagined
-	if ev.Endings != len(held) || ev.Unreplayable != 0 || r.TP+r.FN != ev.Succeeded || im.TP+im.FN != ev.Succeeded ||
-		r.TP+r.FN+r.FP+r.TN != ev.Endings || im.TP+im.FN+im.FP+im.TN != ev.Endings {
-		t.Errorf("evaluation %+v over %d held-out endings", ev, len(held))
+	// With 2 swaps each ending is also driven by the episode after the next: twice the
+	// verdicts, and the first swap's outcomes among them; more swaps than other endings
+	// are capped.
+	for _, swaps := range []int{1, 2, 99} {
+		ev, err := EvaluateCounterfactual(in, eps, heldEvery, net, edm.DefaultEDM(), rew, horizon, swaps, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := min(swaps, len(held)-1)
+		r, im := ev.Real, ev.Imagined
+		if ev.Swaps != want || ev.Endings != want*len(held) || ev.Unreplayable != 0 || r.TP+r.FN != ev.Succeeded || im.TP+im.FN != ev.Succeeded ||
+			r.TP+r.FN+r.FP+r.TN != ev.Endings || im.TP+im.FN+im.FP+im.TN != ev.Endings {
+			t.Errorf("%d swaps: evaluation %+v over %d held-out endings", swaps, ev, len(held))
+		}
 	}
 }
 

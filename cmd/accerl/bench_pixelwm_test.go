@@ -35,6 +35,7 @@ func TestBenchPixelWMArgumentErrors(t *testing.T) {
 		{[]string{"--rew-steps", "-1"}, "reward-model steps must not be negative (0 trains for the budget's share), got -1"},
 		{[]string{"--rew-imagined", "-1"}, "imagined endings per episode for M_rew must not be negative (0 trains it on real frames only), got -1"},
 		{[]string{"--obs-checkpoint", "obs.ckpt"}, "M_obs checkpoint obs.ckpt: a checkpoint stands for a fixed number of training steps; set the observation-model steps (--obs-steps)"},
+		{[]string{"--counterfactual-swaps", "0"}, "--counterfactual-swaps must be at least 1, got 0"},
 		{[]string{"--rew-counterfactual", "-2"}, "counterfactual endings per episode for M_rew must not be negative (0 draws none), got -2"},
 		{[]string{"--context-noise", "1.5"}, "context noise must be in [0, 1] (a standard deviation in frame units, which span [−1, 1]; 0 trains on the recorded contexts), got 1.5"},
 		{[]string{"--context-noise", "NaN"}, "context noise must be in [0, 1]"},
@@ -65,7 +66,7 @@ func TestBenchPixelWMTiny(t *testing.T) {
 	dir := t.TempDir()
 	js, png := filepath.Join(dir, "wm.json"), filepath.Join(dir, "strip.png")
 	stdout, _, err := runCLI(t, "bench", "pixel-wm", "--episodes", "10", "--minutes", "0.02", "--horizon", "2", "--start", "5",
-		"--json", js, "--strip", png, "--data", filepath.Join(dir, "data"))
+		"--json", js, "--strip", png, "--data", filepath.Join(dir, "data"), "--counterfactual-swaps", "5")
 	if err != nil {
 		t.Fatalf("bench pixel-wm: %v\n%s", err, stdout)
 	}
@@ -85,8 +86,9 @@ func TestBenchPixelWMTiny(t *testing.T) {
 	if res.HeldEpisodes != 2 || res.ObsSteps < 1 || res.RewSteps < 1 || len(res.ObsImagination.MSE) != 2 || res.RewHeld.Frames == 0 || res.Strip != png {
 		t.Errorf("result %+v", res)
 	}
-	// Both held-out endings replay in the simulator (the replay reproduces every recorded state).
-	if cf := res.Counterfactual; cf == nil || cf.Endings != 2 || cf.Unreplayable != 0 || cf.Horizon != 2 {
+	// Both held-out endings replay in the simulator (the replay reproduces every recorded
+	// state), each driven by the other's actions only (5 swaps capped at the 1 other).
+	if cf := res.Counterfactual; cf == nil || cf.Endings != 2 || cf.Unreplayable != 0 || cf.Horizon != 2 || cf.Swaps != 1 {
 		t.Errorf("counterfactual endings %+v, want 2 replayed at horizon 2", cf)
 	}
 	decodePNG(t, png)
