@@ -34,6 +34,46 @@ type CounterfactualEval struct {
 	// swapped actions and on M_obs's imagination of it, against the simulator's outcome.
 	Real     Confusion `json:"real_end"`
 	Imagined Confusion `json:"imagined_end"`
+	// RealPairs and ImaginedPairs rank, within each held-out context (Swaps ≥ 2), every
+	// two endings the simulator says differ (one reached the goal, one did not) by M_rew's
+	// p_success on their end frames: what a graded GRPO group needs, whatever the ½ cut.
+	RealPairs     Ranking `json:"real_end_pairs,omitempty"`
+	ImaginedPairs Ranking `json:"imagined_end_pairs,omitempty"`
+}
+
+// Ranking counts pairs of endings from one context with different outcomes: Right those
+// whose success got the higher p_success, Ties those given equal ones.
+type Ranking struct {
+	Pairs int `json:"pairs"`
+	Right int `json:"right"`
+	Ties  int `json:"ties,omitempty"`
+}
+
+// Share is the share of pairs ranked right, a tie counting half (½ is chance; 0 without
+// pairs).
+func (r Ranking) Share() float64 {
+	if r.Pairs == 0 {
+		return 0
+	}
+	return (float64(r.Right) + float64(r.Ties)/2) / float64(r.Pairs)
+}
+
+// rank adds every pair of ps (p_success per ending) whose outcomes differ.
+func (r *Ranking) rank(outcomes []bool, ps []float64) {
+	for a := range outcomes {
+		for b := range outcomes {
+			if !outcomes[a] || outcomes[b] {
+				continue // a success against a failure
+			}
+			r.Pairs++
+			switch {
+			case ps[a] > ps[b]:
+				r.Right++
+			case ps[a] == ps[b]:
+				r.Ties++
+			}
+		}
+	}
 }
 
 // Confusion counts verdicts against the truth: TP a success judged one, FN a success
@@ -133,6 +173,8 @@ func EvaluateCounterfactual(in CollectInput, eps []Episode, heldEvery int, net *
 	}
 	ev.Swaps = min(max(swaps, 1), len(ws)-1)
 	for i, w := range ws {
+		var outcomes []bool
+		var real, imagined []float64
 		for j := 1; j <= ev.Swaps; j++ {
 			o := ws[(i+j)%len(ws)]
 			actions := o.ep.Actions[o.t:o.end]
@@ -153,7 +195,10 @@ func EvaluateCounterfactual(in CollectInput, eps []Episode, heldEvery int, net *
 			}
 			ev.Real.add(succeeded, p[0] >= 0.5)
 			ev.Imagined.add(succeeded, p[1] >= 0.5)
+			outcomes, real, imagined = append(outcomes, succeeded), append(real, p[0]), append(imagined, p[1])
 		}
+		ev.RealPairs.rank(outcomes, real)
+		ev.ImaginedPairs.rank(outcomes, imagined)
 	}
 	return ev, nil
 }

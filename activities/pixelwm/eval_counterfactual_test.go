@@ -84,6 +84,9 @@ func TestReplayEnding(t *testing.T) {
 		}
 		want := min(swaps, len(held)-1)
 		r, im := ev.Real, ev.Imagined
+		if want == 1 && ev.RealPairs.Pairs != 0 || ev.RealPairs.Pairs != ev.ImaginedPairs.Pairs || ev.RealPairs.Pairs > ev.Succeeded*(ev.Endings-ev.Succeeded) {
+			t.Errorf("%d swaps: pairs %+v and %+v of %d endings, %d succeeded", swaps, ev.RealPairs, ev.ImaginedPairs, ev.Endings, ev.Succeeded)
+		}
 		if ev.Swaps != want || ev.Endings != want*len(held) || ev.Unreplayable != 0 || r.TP+r.FN != ev.Succeeded || im.TP+im.FN != ev.Succeeded ||
 			r.TP+r.FN+r.FP+r.TN != ev.Endings || im.TP+im.FN+im.FP+im.TN != ev.Endings {
 			t.Errorf("%d swaps: evaluation %+v over %d held-out endings", swaps, ev, len(held))
@@ -102,4 +105,18 @@ func replayEpisodes(t *testing.T) (CollectInput, []Episode) {
 		t.Fatal(err)
 	}
 	return in, eps
+}
+
+// TestRanking: every success–failure pair of one context counted once, ranked by p_success,
+// a tie counting half (hand-computed: pairs (0,1) (0,3) (2,1) (2,3); right 3, one tie).
+func TestRanking(t *testing.T) {
+	var r Ranking
+	r.rank([]bool{true, false, true, false}, []float64{0.9, 0.5, 0.5, 0.1})
+	if r != (Ranking{Pairs: 4, Right: 3, Ties: 1}) || r.Share() != 0.875 {
+		t.Errorf("ranking %+v, share %v; want 4 pairs, 3 right, 1 tie, 0.875", r, r.Share())
+	}
+	r.rank([]bool{true, true}, []float64{0.1, 0.2}) // equal outcomes: no pair
+	if r.Pairs != 4 || (Ranking{}).Share() != 0 {
+		t.Errorf("pairs of equal outcomes counted: %+v", r)
+	}
 }

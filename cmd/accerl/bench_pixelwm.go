@@ -157,6 +157,15 @@ func printPixelWM(w io.Writer, r pixelwm.BenchResult) {
 			fmt.Fprintf(w, "  %-18s  verdict agrees with the simulator %.0f%%: successes judged %d of %d, failures judged successes %d of %d\n",
 				s.name, 100*s.c.Agree(), s.c.TP, s.c.TP+s.c.FN, s.c.FP, s.c.FP+s.c.TN)
 		}
+		for _, s := range []struct {
+			name string
+			r    pixelwm.Ranking
+		}{{"real end frame", cf.RealPairs}, {"imagined end frame", cf.ImaginedPairs}} {
+			if s.r.Pairs > 0 {
+				fmt.Fprintf(w, "  %-18s  of %d pairs from one context with different outcomes, p_success ranks %.0f%% right (%d right, %d ties; 50%% is chance)\n",
+					s.name, s.r.Pairs, 100*s.r.Share(), s.r.Right, s.r.Ties)
+			}
+		}
 	}
 	if r.ProprioSteps == 0 {
 		return
