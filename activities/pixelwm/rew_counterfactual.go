@@ -34,20 +34,31 @@ type CounterfactualExamples struct {
 // same steps from the same real context, and each imagined frame is labelled with the
 // success and end flags the simulator had at that step. Imagined rollouts that share a
 // start and differ in their actions — GRPO's groups — then differ in their labels as the
-// simulator says they should.
+// simulator says they should. With an M_obs whose action is several environment actions
+// (a policy with action chunks, Strided), horizon and context count its policy steps and
+// the episodes are replayed an action at a time.
 func CounterfactualRewardExamples(in CollectInput, eps []Episode, heldEvery int, net *edm.Net[float32], e edm.EDM, horizon, swaps int, rng *rand.Rand) ([]reward.Example, CounterfactualExamples, error) {
 	var st CounterfactualExamples
-	if net.Config().ActionDim != tabletop.ActionDim {
-		return nil, st, fmt.Errorf("counterfactual M_rew examples: M_obs takes %d action values, want one action of %d", net.Config().ActionDim, tabletop.ActionDim)
+	// A policy with action chunks steps `stride` actions at a time (Strided): M_obs takes
+	// their values together, and its horizon and context count policy steps.
+	ad := net.Config().ActionDim
+	stride := ad / tabletop.ActionDim
+	if stride < 1 || ad%tabletop.ActionDim != 0 {
+		return nil, st, fmt.Errorf("counterfactual M_rew examples: M_obs takes %d action values, not a whole number of %d-D actions", ad, tabletop.ActionDim)
 	}
 	k := net.Config().History
 	train, _ := splitIndexed(eps, heldEvery, tabletop.TaskCount(in.Suite))
-	ws := endingWindows(train, k, horizon)
+	// Windows of horizon policy steps, with k context frames a policy step apart before them.
+	ws := endingWindows(train, (k-1)*stride+1, horizon*stride)
 	if len(ws) < 2 {
 		return nil, st, nil
 	}
 	var out []reward.Example
 	for i, w := range ws {
+		var context [][][]uint8
+		for f := w.t - (k-1)*stride; f <= w.t; f += stride {
+			context = append(context, w.ep.Frames[f])
+		}
 		for range swaps {
 			// Another training episode than w, uniformly.
 			j := rng.IntN(len(ws) - 1)
@@ -55,8 +66,8 @@ func CounterfactualRewardExamples(in CollectInput, eps []Episode, heldEvery int,
 				j++
 			}
 			o := ws[j]
-			actions := o.ep.Actions[o.t:o.end]
-			rep, ok, err := replayEnding(in, w.ep, w.e, w.t, actions)
+			raw := o.ep.Actions[o.t:o.end]
+			rep, ok, err := replayEnding(in, w.ep, w.e, w.t, raw)
 			if err != nil {
 				return nil, st, err
 			}
@@ -65,17 +76,35 @@ func CounterfactualRewardExamples(in CollectInput, eps []Episode, heldEvery int,
 				continue
 			}
 			st.Endings++
-			if rep.success[horizon-1] {
+			if rep.success[len(raw)-1] {
 				st.Succeeded++
 			}
-			imag := net.Imagine(e, w.ep.Frames[w.t-k+1:w.t+1], actions, rng)
+			imag := net.Imagine(e, context, policySteps(raw, stride), rng)
 			for s, f := range imag {
-				out = append(out, reward.Example{Frames: f, Success: rep.success[s], End: rep.ended[s]})
+				last := (s+1)*stride - 1 // the frame after the policy step's last action
+				out = append(out, reward.Example{Frames: f, Success: rep.success[last], End: rep.ended[last]})
 			}
 		}
 	}
 	st.Frames = len(out)
 	return out, st, nil
+}
+
+// policySteps groups actions into steps of stride actions, each step's values concatenated
+// (as Strided does).
+func policySteps(actions [][]float64, stride int) [][]float64 {
+	if stride == 1 {
+		return actions
+	}
+	var out [][]float64
+	for t := 0; t+stride <= len(actions); t += stride {
+		var a []float64
+		for _, x := range actions[t : t+stride] {
+			a = append(a, x...)
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // rewCounterfactualRand is the random stream of CounterfactualRewardExamples (the other

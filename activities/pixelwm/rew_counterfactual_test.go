@@ -18,63 +18,104 @@ import (
 // (a success or an end stays), and the counts add up.
 func TestCounterfactualRewardExamples(t *testing.T) {
 	in, eps := replayEpisodes(t)
-	const heldEvery, horizon, swaps = 5, 6, 2
-	rng := rand.New(rand.NewPCG(1, 2))
-	net := edm.NewNet[float32](edm.Config{ImageSize: 16, Cameras: 2, History: 4, ActionDim: tabletop.ActionDim, Channels: []int{4, 4}, CondDim: 4, GroupSize: 2}, rng, nil)
-	ex, st, err := CounterfactualRewardExamples(in, eps, heldEvery, net, edm.DefaultEDM(), horizon, swaps, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
-	train, _ := splitIndexed(eps, heldEvery, tabletop.TaskCount(in.Suite))
-	ws := endingWindows(train, 4, horizon)
-	if len(ws) < 10 {
-		t.Fatalf("only %d training endings; the test needs a few", len(ws))
-	}
-	if st.Unreplayable != 0 || st.Endings != swaps*len(ws) || st.Frames != st.Endings*horizon || len(ex) != st.Frames {
-		t.Fatalf("counts %+v with %d examples, want %d endings of %d frames", st, len(ex), swaps*len(ws), horizon)
-	}
-	differs, succeeded := 0, 0
-	for n := range st.Endings {
-		w := ws[n/swaps]
-		group := ex[n*horizon : (n+1)*horizon]
-		success, ended := make([]bool, horizon), make([]bool, horizon)
-		for s, x := range group {
-			if len(x.Frames) != 2 || len(x.Frames[0]) != 16*16*3 {
-				t.Fatalf("ending %d frame %d: %d cameras of %d bytes", n, s, len(x.Frames), len(x.Frames[0]))
+	// Stride 2: policy steps of two actions (action chunks), 3 of them over the same 6
+	// environment steps, and context frames two steps apart.
+	for _, stride := range []int{1, 2} {
+		const heldEvery, rawHorizon, swaps, k = 5, 6, 2, 4
+		horizon := rawHorizon / stride
+		net := edm.NewNet[float32](edm.Config{ImageSize: 16, Cameras: 2, History: k, ActionDim: stride * tabletop.ActionDim, Channels: []int{4, 4}, CondDim: 4, GroupSize: 2}, rand.New(rand.NewPCG(9, 9)), nil)
+		// Random weights everywhere (a new net's output layer starts at zero), so that every
+		// context frame and action value shows in what it imagines.
+		wr := rand.New(rand.NewPCG(9, 10))
+		for i, p := range net.Params() {
+			net.Params()[i] = p + float32(0.3*wr.NormFloat64())
+		}
+		ex, st, err := CounterfactualRewardExamples(in, eps, heldEvery, net, edm.DefaultEDM(), horizon, swaps, rand.New(rand.NewPCG(1, 2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		train, _ := splitIndexed(eps, heldEvery, tabletop.TaskCount(in.Suite))
+		ws := endingWindows(train, (k-1)*stride+1, rawHorizon)
+		if len(ws) < 10 {
+			t.Fatalf("stride %d: only %d training endings; the test needs a few", stride, len(ws))
+		}
+		if st.Unreplayable != 0 || st.Endings != swaps*len(ws) || st.Frames != st.Endings*horizon || len(ex) != st.Frames {
+			t.Fatalf("stride %d: counts %+v with %d examples, want %d endings of %d frames", stride, st, len(ex), swaps*len(ws), horizon)
+		}
+		// The frames are M_obs's imagination from the window's last k policy steps' frames
+		// with the other episode's actions, a policy step's concatenated: the same random
+		// stream drawn the same way gives the same frames.
+		rng := rand.New(rand.NewPCG(1, 2))
+		for i, w := range ws {
+			var context [][][]uint8
+			for f := k - 1; f >= 0; f-- {
+				context = append(context, w.ep.Frames[w.t-f*stride])
 			}
-			success[s], ended[s] = x.Success, x.End
-			if s > 0 && (success[s-1] && !x.Success || ended[s-1] && !x.End) || x.Success && !x.End {
-				t.Errorf("ending %d: labels do not latch: success %v end %v", n, success, ended)
+			for sw := range swaps {
+				j := rng.IntN(len(ws) - 1)
+				if j >= i {
+					j++
+				}
+				o := ws[j]
+				var actions [][]float64
+				for s := range horizon {
+					actions = append(actions, slices.Concat(o.ep.Actions[o.t+s*stride:o.t+(s+1)*stride]...))
+				}
+				n := i*swaps + sw
+				for s, f := range net.Imagine(edm.DefaultEDM(), context, actions, rng) {
+					if !slices.Equal(f[0], ex[n*horizon+s].Frames[0]) || !slices.Equal(f[1], ex[n*horizon+s].Frames[1]) {
+						t.Fatalf("stride %d, ending %d, step %d: the imagined frame is not M_obs's from the window's context with the other's actions", stride, n, s)
+					}
+				}
 			}
 		}
-		if success[horizon-1] {
-			succeeded++
-		}
-		if !slices.Equal(success, w.ep.Success[w.t+1:w.end+1]) {
-			differs++
-		}
-		found := false
-		for j, o := range ws {
-			if j == n/swaps {
-				continue
+		differs, succeeded := 0, 0
+		for n := range st.Endings {
+			w := ws[n/swaps]
+			group := ex[n*horizon : (n+1)*horizon]
+			success, ended, own := make([]bool, horizon), make([]bool, horizon), make([]bool, horizon)
+			for s, x := range group {
+				if len(x.Frames) != 2 || len(x.Frames[0]) != 16*16*3 {
+					t.Fatalf("ending %d frame %d: %d cameras of %d bytes", n, s, len(x.Frames), len(x.Frames[0]))
+				}
+				success[s], ended[s], own[s] = x.Success, x.End, w.ep.Success[w.t+(s+1)*stride]
+				if s > 0 && (success[s-1] && !x.Success || ended[s-1] && !x.End) || x.Success && !x.End {
+					t.Errorf("stride %d, ending %d: labels do not latch: success %v end %v", stride, n, success, ended)
+				}
 			}
-			rep, ok, err := replayEnding(in, w.ep, w.e, w.t, o.ep.Actions[o.t:o.end])
-			if err != nil || !ok {
-				t.Fatalf("replay: %v %v", ok, err)
+			if success[horizon-1] {
+				succeeded++
 			}
-			if slices.Equal(rep.success, success) && slices.Equal(rep.ended, ended) {
-				found = true
-				break
+			if !slices.Equal(success, own) {
+				differs++
+			}
+			found := false
+			for j, o := range ws {
+				if j == n/swaps {
+					continue
+				}
+				rep, ok, err := replayEnding(in, w.ep, w.e, w.t, o.ep.Actions[o.t:o.end])
+				if err != nil || !ok {
+					t.Fatalf("replay: %v %v", ok, err)
+				}
+				var rs, re []bool
+				for s := range horizon {
+					rs, re = append(rs, rep.success[(s+1)*stride-1]), append(re, rep.ended[(s+1)*stride-1])
+				}
+				if slices.Equal(rs, success) && slices.Equal(re, ended) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				t.Errorf("stride %d, ending %d (episode %d): labels success %v end %v are no other training ending's outcome from its window", stride, n, w.e, success, ended)
 			}
 		}
-		if !found {
-			t.Errorf("ending %d (episode %d): labels success %v end %v are no other training ending's outcome from its window", n, w.e, success, ended)
+		if succeeded != st.Succeeded || succeeded == 0 || succeeded == st.Endings {
+			t.Errorf("stride %d: %d of %d endings labelled successes, counted %d; the test needs both outcomes", stride, succeeded, st.Endings, st.Succeeded)
 		}
-	}
-	if succeeded != st.Succeeded || succeeded == 0 || succeeded == st.Endings {
-		t.Errorf("%d of %d endings labelled successes, counted %d; the test needs both outcomes", succeeded, st.Endings, st.Succeeded)
-	}
-	if differs == 0 {
-		t.Error("every ending's labels equal its own episode's: the swap did not change an outcome")
+		if differs == 0 {
+			t.Errorf("stride %d: every ending's labels equal its own episode's: the swap did not change an outcome", stride)
+		}
 	}
 }
