@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"reflect"
 	"testing"
 
 	"github.com/accerl/accerl/kernels"
@@ -104,15 +105,21 @@ func TestEngineConfigRunsEveryHead(t *testing.T) {
 }
 
 // TestPixelPretrainConfigMapsSelfForcing: the pixels block's self-forcing reaches M_obs's
-// diffusion settings, and a config made from it passes pretraining's own checks.
+// diffusion settings, its counterfactual endings M_rew's with the offline collection's
+// input for the replays, and a config made from it passes pretraining's own checks.
 func TestPixelPretrainConfigMapsSelfForcing(t *testing.T) {
 	c := specs.DefaultConfig()
 	c.Env.Kind, c.Env.Pixels, c.Env.ImageSize = specs.EnvTabletop, true, 32
-	c.WorldModel.Enabled, c.WorldModel.History = true, 4
+	c.Env.Suite = "spatial"
+	c.WorldModel.Enabled, c.WorldModel.History, c.WorldModel.OfflineTrajectories = true, 4, 40
+	c.WorldModel.Behaviour = specs.WorldModelBehaviourExpertNoisy
 	px := specs.DefaultPixelWorldModel()
-	px.SelfForcing, px.SelfForcingFrom = 4, 320
+	px.SelfForcing, px.SelfForcingFrom, px.RewCounterfactual = 4, 320, 2
 	c.WorldModel.Pixels = &px
 	got := PixelPretrainConfig(c, 1)
+	if got.RewCounterfactual != 2 || !reflect.DeepEqual(got.Collect, pixelCollectInput(c, 1)) {
+		t.Errorf("counterfactual endings %d replayed with %+v; want 2 with the offline collection's input", got.RewCounterfactual, got.Collect)
+	}
 	if got.EDM.SelfForcing != 4 || got.EDM.SelfForcingFrom != 320 || got.ObsSteps != px.ObsSteps {
 		t.Fatalf("EDM %+v, %d M_obs steps; want self-forcing 4 from step 320 of %d", got.EDM, got.ObsSteps, px.ObsSteps)
 	}

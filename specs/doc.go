@@ -193,6 +193,7 @@
 //	    #   temperature       = 0.3       # imagined rollouts' action sampling temperature, [0, 10]; 0: policy.vla's
 //	    #   graded            = false     # rank a group by M_rew's p_success change, mean-centred (needs group >= 2)
 //	    #   rew_imagined      = 0         # M_obs-imagined endings per offline episode M_rew also trains on, [0, 64]
+//	    #   rew_counterfactual = 0        # imagined endings with another episode's actions, labelled by the simulator, [0, 64]
 //	    #   self_forcing      = 0         # M_obs context frames replaced by its own predictions in training, <= history
 //	    #   self_forcing_from = 0         # M_obs step self-forcing starts at, < obs_steps (measured: 1600 of 2000)
 //	    # }

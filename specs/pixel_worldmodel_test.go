@@ -41,6 +41,7 @@ func TestPixelWorldModel(t *testing.T) {
       rew_imagined    = 4
       self_forcing      = 4
       self_forcing_from = 10
+      rew_counterfactual = 3
     }
   }
   ablation "more_rew" {
@@ -54,7 +55,7 @@ func TestPixelWorldModel(t *testing.T) {
 	base, arm := exp.Arms[0].Config.WorldModel, exp.Arms[1].Config.WorldModel
 	want := DefaultPixelWorldModel()
 	want.ObsSteps, want.BehaviourNoise, want.Residual, want.SampleSteps, want.RewImagined = 12, 0.2, false, 3, 4
-	want.SelfForcing, want.SelfForcingFrom = 4, 10
+	want.SelfForcing, want.SelfForcingFrom, want.RewCounterfactual = 4, 10, 3
 	if base.Pixels == nil || *base.Pixels != want || base.Behaviour != WorldModelBehaviourExpertNoisy {
 		t.Fatalf("base pixels = %+v (behaviour %q), want %+v (expert_noisy)", base.Pixels, base.Behaviour, want)
 	}

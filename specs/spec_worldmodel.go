@@ -36,6 +36,7 @@ const (
 	attrGroup          = "group"
 	attrGraded         = "graded"
 	attrRewImagined    = "rew_imagined"
+	attrRewCounterfact = "rew_counterfactual"
 	attrSelfForcing    = "self_forcing"
 	attrSelfForcingAt  = "self_forcing_from"
 
@@ -178,6 +179,17 @@ type PixelWorldModel struct {
 	// aid for now, not a recipe. [0, 64]; 0 (the default): real frames only. Omitted from
 	// the JSON while 0, so specs without it keep their hash.
 	RewImagined int `json:"rew_imagined,omitempty"`
+	// RewCounterfactual, when > 0, also pretrains M_rew on this many endings per offline
+	// training episode that the pretrained M_obs imagines with another training episode's
+	// ending actions, each imagined frame labelled with what the simulator says those
+	// actions did at that step (the episode replayed to the ending's start, then the
+	// other's actions executed). Labelled by their own episode's outcome (rew_imagined),
+	// imagined endings teach M_rew that where an imagination starts decides its verdict;
+	// with these its p_success ranked the imagined endings of one start by their real
+	// outcome 66% right instead of 46% (chance 50%), at the cost of fewer real successes
+	// recognised (docs/results/world-model). [0, 64]; 0 (the default): none. Omitted from
+	// the JSON while 0, so specs without it keep their hash.
+	RewCounterfactual int `json:"rew_counterfactual,omitempty"`
 	// SelfForcing, when > 0, trains M_obs from step SelfForcingFrom on with up to this many
 	// of each example's most recent context frames replaced by its own predictions from the
 	// real frames before them (scheduled sampling, edm.EDM.SelfForcing), so that it learns
@@ -255,6 +267,7 @@ var pixelWorldModelSchema = &hcl.BodySchema{
 		{Name: attrTemp},
 		{Name: attrGraded},
 		{Name: attrRewImagined},
+		{Name: attrRewCounterfact},
 		{Name: attrSelfForcing},
 		{Name: attrSelfForcingAt},
 	},
@@ -334,6 +347,7 @@ func (d *decoder) decodePixelWorldModel(block *hcl.Block, p **PixelWorldModel) {
 	d.setFloat(a, pre, attrTemp, &cp.Temperature, between(0, 10))
 	d.setBool(a, pre, attrGraded, &cp.Graded)
 	d.setInt(a, pre, attrRewImagined, &cp.RewImagined, between(0, 64))
+	d.setInt(a, pre, attrRewCounterfact, &cp.RewCounterfactual, between(0, 64))
 	d.setInt(a, pre, attrSelfForcing, &cp.SelfForcing, between(0, 64))
 	d.setInt(a, pre, attrSelfForcingAt, &cp.SelfForcingFrom, between(0, 1e7))
 }

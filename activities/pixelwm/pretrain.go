@@ -40,6 +40,13 @@ type PretrainConfig struct {
 	// pretrained M_obs when the M_rew phase begins, each frame labelled as the real one it
 	// stands for), so that M_rew judges frames as M_obs draws them. 0: real frames only.
 	RewImagined int
+	// RewCounterfactual, when > 0, also trains M_rew on this many imagined endings of
+	// Horizon policy steps per training episode driven by another training episode's
+	// ending actions, each frame labelled with what the simulator says those actions did
+	// (CounterfactualRewardExamples, drawn when the M_rew phase begins); Collect must then
+	// be the input that collected the episodes, for the replays.
+	RewCounterfactual int
+	Collect           CollectInput
 	// Stride is the environment actions per policy step (a policy with action chunks
 	// executes execute_steps of each): M_obs and the proprio head learn one prediction per
 	// policy step from the Strided episodes, with Obs.ActionDim and Proprio.ActionDim the
@@ -118,6 +125,9 @@ type PretrainState struct {
 	RewLoss     []float64     `json:"rew_loss_curve"`
 	ProprioLoss []float64     `json:"proprio_loss_curve"`
 	Scores      *PretrainEval `json:"scores,omitempty"`
+	// RewCounterfactual is what the M_rew phase drew for PretrainConfig.RewCounterfactual
+	// (kept here, as it is drawn once when the phase begins).
+	RewCounterfactual *CounterfactualExamples `json:"rew_counterfactual,omitempty"`
 }
 
 // PretrainEval scores the pretrained models on the held-out episodes.
@@ -184,6 +194,13 @@ func (c PretrainConfig) Validate() error {
 	}
 	if c.RewImagined < 0 {
 		errs = append(errs, fmt.Errorf("imagined endings per episode for M_rew must not be negative (0 trains it on real frames only), got %d", c.RewImagined))
+	}
+	if c.RewCounterfactual < 0 {
+		errs = append(errs, fmt.Errorf("counterfactual endings per episode for M_rew must not be negative (0 draws none), got %d", c.RewCounterfactual))
+	} else if c.RewCounterfactual > 0 {
+		if err := c.Collect.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("counterfactual endings replay the offline episodes with the input that collected them: %w", err))
+		}
 	}
 	if c.Horizon < 1 {
 		errs = append(errs, fmt.Errorf("horizon must be at least 1 imagined step, got %d", c.Horizon))
@@ -260,6 +277,15 @@ func Pretrain(ctx context.Context, c PretrainConfig, eps []Episode, resume *Pret
 		if c.RewImagined > 0 {
 			// Drawn again on a resume, the same: from the phase's fixed M_obs and seed.
 			examples = append(examples, ImaginedRewardExamples(obs.Net, obs.EDM, steps, c.Horizon, c.RewImagined, rewImaginedRand(c.Seed))...)
+		}
+		if c.RewCounterfactual > 0 {
+			// Also drawn again identically on a resume; the simulator replays the raw episodes.
+			cf, cst, err := CounterfactualRewardExamples(c.Collect, eps, c.HeldEvery, obs.Net, obs.EDM, c.Horizon, c.RewCounterfactual, rewCounterfactualRand(c.Seed))
+			if err != nil {
+				return nil, err
+			}
+			examples = append(examples, cf...)
+			st.RewCounterfactual = &cst
 		}
 		if err := runPhase(ctx, st, &st.RewLoss, rew.Steps, c.RewSteps, rewLossEvery, rewCkptEvery,
 			func() (float64, error) { return rew.Step(examples) },

@@ -46,6 +46,7 @@ func TestPretrainResumesBitExactly(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := tinyPretrain(7)
+	c.RewCounterfactual, c.Collect = 1, in
 	var saved []*PretrainState
 	keep := func(st *PretrainState) error {
 		cp := *st
@@ -83,11 +84,15 @@ func TestPretrainResumesBitExactly(t *testing.T) {
 	if want := 2 * 3 * len(train); full.Scores.RewImagined != want {
 		t.Errorf("%d imagined frames for M_rew, want %d", full.Scores.RewImagined, want)
 	}
+	// And on one counterfactual ending per training episode with an ending window.
+	if cf := full.RewCounterfactual; cf == nil || cf.Endings == 0 || cf.Unreplayable != 0 || cf.Frames != cf.Endings*c.Horizon {
+		t.Errorf("counterfactual M_rew examples %+v, want some endings of %d frames", cf, c.Horizon)
+	}
 	realOnly := c
-	realOnly.RewImagined = 0
+	realOnly.RewImagined, realOnly.RewCounterfactual = 0, 0
 	if ro, err := Pretrain(context.Background(), realOnly, eps, saved[1], func(*PretrainState) error { return nil }); err != nil {
 		t.Fatal(err)
-	} else if bytes.Equal(ro.Rew, full.Rew) || ro.Scores.RewImagined != 0 || !bytes.Equal(ro.Obs, full.Obs) {
+	} else if bytes.Equal(ro.Rew, full.Rew) || ro.Scores.RewImagined != 0 || ro.RewCounterfactual != nil || !bytes.Equal(ro.Obs, full.Obs) {
 		t.Errorf("M_rew without imagined frames: the same as with them (%v) or %d imagined frames, or M_obs differs",
 			bytes.Equal(ro.Rew, full.Rew), ro.Scores.RewImagined)
 	}
@@ -104,7 +109,8 @@ func TestPretrainResumesBitExactly(t *testing.T) {
 			t.Errorf("resume from checkpoint %d (%s, step %d): trainers differ from the uninterrupted run", i, from.Phase, from.Step)
 		}
 		if !reflect.DeepEqual(res.ObsLoss, full.ObsLoss) || !reflect.DeepEqual(res.RewLoss, full.RewLoss) ||
-			!reflect.DeepEqual(res.ProprioLoss, full.ProprioLoss) || !reflect.DeepEqual(res.Scores, full.Scores) || res.Step != full.Step {
+			!reflect.DeepEqual(res.ProprioLoss, full.ProprioLoss) || !reflect.DeepEqual(res.Scores, full.Scores) || res.Step != full.Step ||
+			!reflect.DeepEqual(res.RewCounterfactual, full.RewCounterfactual) {
 			t.Errorf("resume from checkpoint %d (%s, step %d): curves, scores or step differ from the uninterrupted run", i, from.Phase, from.Step)
 		}
 	}
@@ -194,7 +200,12 @@ func TestPretrainStride(t *testing.T) {
 		return c
 	}
 	c := strided(tinyPretrain(7))
+	c.RewCounterfactual, c.Collect = 2, in
 	full, first := pretrainKeepingFirst(t, c, eps)
+	// Counterfactual endings of 3 policy steps of 2 actions each.
+	if cf := full.RewCounterfactual; cf == nil || cf.Endings == 0 || cf.Unreplayable != 0 || cf.Frames != cf.Endings*c.Horizon {
+		t.Errorf("counterfactual M_rew examples %+v, want some endings of %d frames", cf, c.Horizon)
+	}
 	var obs edm.Trainer
 	if err := obs.UnmarshalBinary(full.Obs); err != nil || obs.Net.Config().ActionDim != 14 {
 		t.Fatalf("M_obs: %v, %d-D actions; want 14", err, obs.Net.Config().ActionDim)
@@ -209,7 +220,7 @@ func TestPretrainStride(t *testing.T) {
 
 	// An action-at-a-time checkpoint, resumed by the strided config, stays action at a time.
 	old := tinyPretrain(7)
-	old.RewSteps, old.ProprioSteps = 20, 20
+	old.RewSteps, old.ProprioSteps, old.RewCounterfactual, old.Collect = 20, 20, 2, in
 	oldFull, oldFirst := pretrainKeepingFirst(t, old, eps)
 	res, err = Pretrain(context.Background(), c, eps, oldFirst, func(*PretrainState) error { return nil })
 	if err != nil || !bytes.Equal(res.Obs, oldFull.Obs) || !bytes.Equal(res.Proprio, oldFull.Proprio) || !reflect.DeepEqual(res.Scores, oldFull.Scores) {

@@ -153,6 +153,8 @@ type sampleResult struct {
 	GradedImagined bool `json:"graded_imagined,omitempty"`
 	// RewImagined is --rew-imagined (world_model.pixels.rew_imagined).
 	RewImagined int `json:"rew_imagined,omitempty"`
+	// RewCounterfactual is --rew-counterfactual (world_model.pixels.rew_counterfactual).
+	RewCounterfactual int `json:"rew_counterfactual,omitempty"`
 	// EvalEpisodes, EvalEvery and Greedy describe the evaluation protocol (EvalEpisodes 0:
 	// solved by the training-episode window instead).
 	EvalEpisodes int   `json:"eval_episodes"`
@@ -197,6 +199,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	keep := fs.String("keep", "", "keep each arm's run directory (metrics, episodes, checkpoints, the world model's pretraining scores and strip) under DIR/<world-model|no-world-model>/seed-<n> instead of a temporary one that is removed; it must not hold them already")
 	graded := fs.Bool("graded-imagined", false, "with --grpo-group: the world-model arm ranks the imagined rollouts of a start by how far each took M_rew's p_success, with mean-centred advantages, instead of by its success verdict (world_model.pixels.graded)")
 	rewImagined := fs.Int("rew-imagined", 0, "with --env tabletop: the world-model arm's M_rew also pretrains on this many M_obs-imagined endings per offline episode, labelled as the real frames they stand for (world_model.pixels.rew_imagined, at most 64; 0: real frames only)")
+	rewCF := fs.Int("rew-counterfactual", 0, "with --env tabletop: the world-model arm's M_rew also pretrains on this many M_obs-imagined endings per offline episode driven by another episode's actions, labelled by the simulator's replay of them (world_model.pixels.rew_counterfactual, at most 64; 0: none)")
 	imgTemp := fs.Float64("imagined-temperature", 0, "with --env tabletop: the world-model arm's imagined rollouts sample their action tokens at this temperature, recorded with the policy's own log-probabilities (world_model.pixels.temperature, at most 10; 0: the policy's 0.03)")
 	grpoGroup := fs.Int("grpo-group", 0, "with --env tabletop: train both arms with the VLA check's GRPO recipe (each ended episode against its task's others, learning rate 1e-5) instead of the critic one, the world-model arm imagining this many rollouts from each start and comparing them by M_rew's success (world_model.pixels.group, at least 2; 0: the critic recipe)")
 	vlaLayers := fs.Int("vla-layers", 0, "with --env tabletop: the micro-VLA's transformer blocks in both arms (policy.vla.layers; 0 keeps 2), as `bench learn --vla-layers`")
@@ -238,11 +241,13 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if !(*imgTemp >= 0 && *imgTemp <= 10) {
 			return fmt.Errorf("--imagined-temperature %g: give a sampling temperature in (0, 10], or 0 for the policy's", *imgTemp)
 		}
-		if *rewImagined < 0 || *rewImagined > 64 {
-			return fmt.Errorf("--rew-imagined %d: give the imagined endings per offline episode, 1 to 64, or 0 for real frames only", *rewImagined)
+		for flag, n := range map[string]int{"rew-imagined": *rewImagined, "rew-counterfactual": *rewCF} {
+			if n < 0 || n > 64 {
+				return fmt.Errorf("--%s %d: give the imagined endings per offline episode, 1 to 64, or 0 for none", flag, n)
+			}
 		}
-	} else if *obsSteps != 0 || *cacheDir != "" || set["wm-fit-steps"] || *vlaLayers != 0 || *pretrainFrom != "" || *grpoGroup != 0 || *imgTemp != 0 || *graded || *rewImagined != 0 {
-		return fmt.Errorf("--obs-steps, --wm-fit-steps, --bc-cache, --vla-layers, --pretrain-from, --grpo-group, --imagined-temperature, --graded-imagined and --rew-imagined are for --env tabletop (the pixel world model and the cloned VLA)")
+	} else if *obsSteps != 0 || *cacheDir != "" || set["wm-fit-steps"] || *vlaLayers != 0 || *pretrainFrom != "" || *grpoGroup != 0 || *imgTemp != 0 || *graded || *rewImagined != 0 || *rewCF != 0 {
+		return fmt.Errorf("--obs-steps, --wm-fit-steps, --bc-cache, --vla-layers, --pretrain-from, --grpo-group, --imagined-temperature, --graded-imagined, --rew-imagined and --rew-counterfactual are for --env tabletop (the pixel world model and the cloned VLA)")
 	}
 	if *vlaLayers < 0 {
 		return fmt.Errorf("--vla-layers %d: give the micro-VLA's transformer blocks, at least 1 (0 keeps 2)", *vlaLayers)
@@ -288,7 +293,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if tabletopArms {
 		res.Suite, ev.bc, ev.check = *suite, cache, fmt.Sprintf("tabletop-%s-vla", *suite)
 		res.VLALayers, res.PretrainFrom, res.GRPOGroup, res.ImaginedTemperature, res.GradedImagined = *vlaLayers, *pretrainFrom, *grpoGroup, *imgTemp, *graded
-		res.RewImagined = *rewImagined
+		res.RewImagined, res.RewCounterfactual = *rewImagined, *rewCF
 	}
 	criterion := fmt.Sprintf("the mean of the last %d training episodes", *window)
 	if *evalEps > 0 {
@@ -312,8 +317,8 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *graded {
 		recipe += "; imagined groups ranked by M_rew's p_success change"
 	}
-	if *rewImagined > 0 {
-		recipe += fmt.Sprintf("; M_rew also trained on %d imagined endings per offline episode", *rewImagined)
+	if *rewImagined+*rewCF > 0 {
+		recipe += fmt.Sprintf("; M_rew also trained on %d imagined endings per offline episode (%d with another's actions, labelled by the simulator)", *rewImagined+*rewCF, *rewCF)
 	}
 	fmt.Fprintf(stdout, "%s: online env steps until %s reaches %g; budget %d steps per arm; world model pretrained on %d %s episodes, imagination ratio %g%s\n",
 		envLabel(*envKind, *suite), criterion, *target, *budget, *offline, behaviour, *ratio, recipe)
@@ -331,7 +336,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			}
 			wmCfg = sampleTabletopWM(base, *offline, *ratio, *obsSteps, *fitSteps, *grpoGroup)
 			px := wmCfg.WorldModel.Pixels
-			px.Temperature, px.Graded, px.RewImagined = *imgTemp, *graded, *rewImagined
+			px.Temperature, px.Graded, px.RewImagined, px.RewCounterfactual = *imgTemp, *graded, *rewImagined, *rewCF
 		case *envKind == specs.EnvPendulum || *envKind == specs.EnvMountainCarContinuous:
 			// Continuous torque: the tokens head of `bench learn pendulum-tokens-ppo`.
 			base = tokensPendulum(specs.AlgorithmPPO)()
