@@ -256,6 +256,9 @@ func Bench(ctx context.Context, c BenchConfig) (BenchResult, Strip, error) {
 			c.Progress(fmt.Sprintf(format, args...))
 		}
 	}
+	if err := c.checkObsRecord(); err != nil {
+		return BenchResult{}, Strip{}, err
+	}
 	t0 := time.Now()
 	eps, loaded, err := CollectOrLoad(ctx, c.Collect, c.DataDir)
 	if err != nil {

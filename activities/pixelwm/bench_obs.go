@@ -97,12 +97,13 @@ func loadBenchObs(c BenchConfig) (*edm.Trainer, *benchObs, error) {
 	if err := t.UnmarshalBinary(data); err != nil {
 		return nil, nil, fmt.Errorf("M_obs checkpoint %s: %w", c.ObsCheckpoint, err)
 	}
+	if err := c.checkObsData(rec); err != nil {
+		return nil, nil, err
+	}
 	for _, d := range []struct {
 		what      string
 		got, want any
 	}{
-		{"offline data", rec.Collect, c.Collect},
-		{"held-out split (one in N)", rec.HeldEvery, c.HeldEvery},
 		{"model size", t.Net.Config(), c.Obs},
 		{"diffusion settings", t.EDM, c.EDM},
 		{"optimisation", t.Train, c.ObsTrain},
@@ -117,6 +118,38 @@ func loadBenchObs(c BenchConfig) (*edm.Trainer, *benchObs, error) {
 			c.ObsCheckpoint, t.Steps, rec.Steps, c.ObsSteps, t.Steps)
 	}
 	return t, &rec, nil
+}
+
+// checkObsData refuses a checkpoint record of other offline data or another split than c's.
+func (c BenchConfig) checkObsData(rec benchObs) error {
+	for _, d := range []struct {
+		what      string
+		got, want any
+	}{
+		{"offline data", rec.Collect, c.Collect},
+		{"held-out split (one in N)", rec.HeldEvery, c.HeldEvery},
+	} {
+		if !reflect.DeepEqual(d.got, d.want) {
+			return fmt.Errorf("M_obs checkpoint %s was trained with other %s (%+v) than this run asks for (%+v); name another --obs-checkpoint file, or drop the flag to train M_obs here",
+				c.ObsCheckpoint, d.what, d.got, d.want)
+		}
+	}
+	return nil
+}
+
+// checkObsRecord refuses, before any data is collected or loaded, a c.ObsCheckpoint whose
+// record names other offline data or another split (so that a mistaken flag does not
+// collect other episodes into the data directory first); the rest is loadBenchObs's.
+func (c BenchConfig) checkObsRecord() error {
+	side, err := os.ReadFile(c.ObsCheckpoint + ".json")
+	if c.ObsCheckpoint == "" || err != nil {
+		return nil // no record yet, or loadBenchObs says what is wrong with it
+	}
+	var rec benchObs
+	if json.Unmarshal(side, &rec) != nil {
+		return nil
+	}
+	return c.checkObsData(rec)
 }
 
 // saveBenchObs writes t and its record to c.ObsCheckpoint and its ".json" companion, each

@@ -159,8 +159,10 @@ func TestBenchPixelWMObsCheckpoint(t *testing.T) {
 		{[]string{"--obs-steps", "3", "--residual"}, "was trained with other diffusion settings"},
 		{[]string{"--obs-steps", "3", "--noise", "0.2"}, "was trained with other offline data"},
 	} {
-		if _, _, err := run(tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, stdout, err := run(tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want one containing %q", tc.args, err, tc.want)
+		} else if strings.Contains(stdout, "collected") {
+			t.Errorf("%v: collected episodes before refusing the checkpoint:\n%s", tc.args, stdout)
 		}
 	}
 	// Asked for more steps, it trains on from the checkpoint and ends where 5 straight
