@@ -186,7 +186,7 @@ type PixelWorldModel struct {
 	// other's actions executed). Labelled by their own episode's outcome (rew_imagined),
 	// imagined endings teach M_rew that where an imagination starts decides its verdict;
 	// with these its p_success ranked the imagined endings of one start by their real
-	// outcome 66–76% right instead of 46–56% (chance 50%; bench pixel-wm, 20 steps out),
+	// outcome 66–76% right instead of 46–59% (chance 50%; bench pixel-wm, 20 steps out),
 	// at the cost of fewer real successes recognised (docs/results/world-model). [0, 64]; 0 (the default): none. Omitted from
 	// the JSON while 0, so specs without it keep their hash.
 	RewCounterfactual int `json:"rew_counterfactual,omitempty"`
