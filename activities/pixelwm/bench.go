@@ -256,7 +256,8 @@ func Bench(ctx context.Context, c BenchConfig) (BenchResult, Strip, error) {
 			c.Progress(fmt.Sprintf(format, args...))
 		}
 	}
-	if err := c.checkObsRecord(); err != nil {
+	obsRec, err := c.readObsRecord()
+	if err != nil {
 		return BenchResult{}, Strip{}, err
 	}
 	t0 := time.Now()
@@ -288,7 +289,7 @@ func Bench(ctx context.Context, c BenchConfig) (BenchResult, Strip, error) {
 	res.ObsChangeStd = ChangeStd(samples)
 	c.EDM = withSigmaData(c.EDM, samples) // as the pixels block's pretraining does
 	res.EDM = c.EDM
-	obs, err := c.trainObs(ctx, obsBudget, samples, &res, say)
+	obs, err := c.trainObs(ctx, obsBudget, samples, obsRec, &res, say)
 	if err != nil {
 		return res, Strip{}, err
 	}

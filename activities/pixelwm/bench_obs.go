@@ -30,9 +30,10 @@ type benchObs struct {
 }
 
 // trainObs trains M_obs on samples for its budget or steps, or restores it from
-// c.ObsCheckpoint (and trains it on to c.ObsSteps), recording what it did in res.
-func (c BenchConfig) trainObs(ctx context.Context, budget time.Duration, samples []edm.Sample, res *BenchResult, say func(string, ...any)) (*edm.Trainer, error) {
-	obs, rec, err := loadBenchObs(c)
+// c.ObsCheckpoint when rec (readObsRecord's) says there is one (and trains it on to
+// c.ObsSteps), recording what it did in res.
+func (c BenchConfig) trainObs(ctx context.Context, budget time.Duration, samples []edm.Sample, rec *benchObs, res *BenchResult, say func(string, ...any)) (*edm.Trainer, error) {
+	obs, err := loadBenchObs(c, rec)
 	if err != nil {
 		return nil, err
 	}
@@ -71,85 +72,80 @@ func (c BenchConfig) trainObs(ctx context.Context, budget time.Duration, samples
 	return obs, nil
 }
 
-// loadBenchObs restores the M_obs trainer c.ObsCheckpoint holds, with its record, when the
-// file exists; nil without error when it does not. A checkpoint of other data or other
-// settings than c's is an error naming the difference: the bench never measures a model
-// other than the one it was asked for. One of fewer steps than c.ObsSteps is restored for
-// trainObs to train on (bit for bit what training straight through gives); one of more is
-// refused.
-func loadBenchObs(c BenchConfig) (*edm.Trainer, *benchObs, error) {
-	data, err := os.ReadFile(c.ObsCheckpoint)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil
+// readObsRecord reads the record of c.ObsCheckpoint, before any data is collected or
+// loaded: nil when there is no checkpoint, an error when the checkpoint has no readable
+// record or the record names other offline data or another split than c's (so that a
+// mistaken flag does not collect other episodes into the data directory first).
+func (c BenchConfig) readObsRecord() (*benchObs, error) {
+	if c.ObsCheckpoint == "" {
+		return nil, nil
 	}
-	if err != nil {
-		return nil, nil, err
+	if _, err := os.Stat(c.ObsCheckpoint); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
 	}
 	side, err := os.ReadFile(c.ObsCheckpoint + ".json")
 	if err != nil {
-		return nil, nil, fmt.Errorf("M_obs checkpoint %s: its record: %w (delete the checkpoint to train again)", c.ObsCheckpoint, err)
+		return nil, fmt.Errorf("M_obs checkpoint %s: its record: %w (delete the checkpoint to train again)", c.ObsCheckpoint, err)
 	}
 	var rec benchObs
 	if err := json.Unmarshal(side, &rec); err != nil {
-		return nil, nil, fmt.Errorf("M_obs checkpoint %s: its record %s.json: %w", c.ObsCheckpoint, c.ObsCheckpoint, err)
+		return nil, fmt.Errorf("M_obs checkpoint %s: its record %s.json: %w", c.ObsCheckpoint, c.ObsCheckpoint, err)
+	}
+	if err := c.checkObsMatch([]obsMatch{
+		{"offline data", rec.Collect, c.Collect},
+		{"held-out split (one in N)", rec.HeldEvery, c.HeldEvery},
+	}); err != nil {
+		return nil, err
+	}
+	return &rec, nil
+}
+
+// loadBenchObs restores the M_obs trainer c.ObsCheckpoint holds when rec (its record) is
+// set; nil without one. A trainer of other settings than c's is an error naming the
+// difference: the bench never measures a model other than the one it was asked for. One
+// of fewer steps than c.ObsSteps is restored for trainObs to train on (bit for bit what
+// training straight through gives); one of more is refused.
+func loadBenchObs(c BenchConfig, rec *benchObs) (*edm.Trainer, error) {
+	if rec == nil {
+		return nil, nil
+	}
+	data, err := os.ReadFile(c.ObsCheckpoint)
+	if err != nil {
+		return nil, err
 	}
 	t := new(edm.Trainer)
 	if err := t.UnmarshalBinary(data); err != nil {
-		return nil, nil, fmt.Errorf("M_obs checkpoint %s: %w", c.ObsCheckpoint, err)
+		return nil, fmt.Errorf("M_obs checkpoint %s: %w", c.ObsCheckpoint, err)
 	}
-	if err := c.checkObsData(rec); err != nil {
-		return nil, nil, err
-	}
-	for _, d := range []struct {
-		what      string
-		got, want any
-	}{
+	if err := c.checkObsMatch([]obsMatch{
 		{"model size", t.Net.Config(), c.Obs},
 		{"diffusion settings", t.EDM, c.EDM},
 		{"optimisation", t.Train, c.ObsTrain},
-	} {
-		if !reflect.DeepEqual(d.got, d.want) {
-			return nil, nil, fmt.Errorf("M_obs checkpoint %s was trained with other %s (%+v) than this run asks for (%+v); name another --obs-checkpoint file, or drop the flag to train M_obs here",
-				c.ObsCheckpoint, d.what, d.got, d.want)
-		}
+	}); err != nil {
+		return nil, err
 	}
 	if t.Steps > c.ObsSteps || t.Steps != rec.Steps {
-		return nil, nil, fmt.Errorf("M_obs checkpoint %s holds %d training steps (its record says %d), more than this run asks for (%d) or not what it recorded; ask for %d or more (training goes on from it), or name another file",
+		return nil, fmt.Errorf("M_obs checkpoint %s holds %d training steps (its record says %d), more than this run asks for (%d) or not what it recorded; ask for %d or more (training goes on from it), or name another file",
 			c.ObsCheckpoint, t.Steps, rec.Steps, c.ObsSteps, t.Steps)
 	}
-	return t, &rec, nil
+	return t, nil
 }
 
-// checkObsData refuses a checkpoint record of other offline data or another split than c's.
-func (c BenchConfig) checkObsData(rec benchObs) error {
-	for _, d := range []struct {
-		what      string
-		got, want any
-	}{
-		{"offline data", rec.Collect, c.Collect},
-		{"held-out split (one in N)", rec.HeldEvery, c.HeldEvery},
-	} {
+// obsMatch is one setting a checkpoint was made with (got) against this run's (want).
+type obsMatch struct {
+	what      string
+	got, want any
+}
+
+// checkObsMatch names the first setting that differs.
+func (c BenchConfig) checkObsMatch(ms []obsMatch) error {
+	for _, d := range ms {
 		if !reflect.DeepEqual(d.got, d.want) {
 			return fmt.Errorf("M_obs checkpoint %s was trained with other %s (%+v) than this run asks for (%+v); name another --obs-checkpoint file, or drop the flag to train M_obs here",
 				c.ObsCheckpoint, d.what, d.got, d.want)
 		}
 	}
 	return nil
-}
-
-// checkObsRecord refuses, before any data is collected or loaded, a c.ObsCheckpoint whose
-// record names other offline data or another split (so that a mistaken flag does not
-// collect other episodes into the data directory first); the rest is loadBenchObs's.
-func (c BenchConfig) checkObsRecord() error {
-	side, err := os.ReadFile(c.ObsCheckpoint + ".json")
-	if c.ObsCheckpoint == "" || err != nil {
-		return nil // no record yet, or loadBenchObs says what is wrong with it
-	}
-	var rec benchObs
-	if json.Unmarshal(side, &rec) != nil {
-		return nil
-	}
-	return c.checkObsData(rec)
 }
 
 // saveBenchObs writes t and its record to c.ObsCheckpoint and its ".json" companion, each

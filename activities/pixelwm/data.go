@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/accerl/accerl/kernels/edm"
 	"github.com/accerl/accerl/kernels/edm/reward"
@@ -160,15 +161,11 @@ func Strided(eps []Episode, stride int, firstPhase bool) []Episode {
 				if j == n {
 					break
 				}
-				var a []float64
 				r := 0.0
-				for i := t; i < t+stride; i++ {
-					a = append(a, e.Actions[i]...)
-					if i < len(e.Rewards) {
-						r += e.Rewards[i]
-					}
+				for i := t; i < t+stride && i < len(e.Rewards); i++ {
+					r += e.Rewards[i]
 				}
-				s.Actions = append(s.Actions, a)
+				s.Actions = append(s.Actions, slices.Concat(e.Actions[t:t+stride]...))
 				s.Rewards = append(s.Rewards, r)
 			}
 			out = append(out, s)

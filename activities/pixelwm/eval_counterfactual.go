@@ -113,15 +113,9 @@ type indexed struct {
 	e  int
 }
 
-// heldIndexed is Split's held-out episodes of eps (collected by Collect in order, or loaded
-// back task by task) with their collection indices: the j-th episode of task k is Collect's
+// splitIndexed is Split with every episode's collection index, for eps collected by
+// Collect in order or loaded back task by task: the j-th episode of task k is Collect's
 // episode j·tasks + k, its tasks played round-robin.
-func heldIndexed(eps []Episode, heldEvery, tasks int) []indexed {
-	_, held := splitIndexed(eps, heldEvery, tasks)
-	return held
-}
-
-// splitIndexed is Split with every episode's collection index (see heldIndexed).
 func splitIndexed(eps []Episode, heldEvery, tasks int) (train, held []indexed) {
 	seen := map[int]int{}
 	for _, ep := range eps {

@@ -19,7 +19,7 @@ import (
 func TestReplayEnding(t *testing.T) {
 	in, eps := replayEpisodes(t)
 	const heldEvery, horizon = 5, 4
-	held := heldIndexed(eps, heldEvery, tabletop.TaskCount(in.Suite))
+	_, held := splitIndexed(eps, heldEvery, tabletop.TaskCount(in.Suite))
 	_, want := Split(eps, heldEvery)
 	if len(held) != len(want) {
 		t.Fatalf("%d held-out episodes, Split holds out %d", len(held), len(want))
@@ -66,7 +66,8 @@ func TestReplayEnding(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	if a, b := idx(heldIndexed(byTask, heldEvery, tabletop.TaskCount(in.Suite))), idx(held); !slices.Equal(a, b) {
+	_, heldByTask := splitIndexed(byTask, heldEvery, tabletop.TaskCount(in.Suite))
+	if a, b := idx(heldByTask), idx(held); !slices.Equal(a, b) {
 		t.Errorf("held-out indices loaded by task %v, collected %v", a, b)
 	}
 

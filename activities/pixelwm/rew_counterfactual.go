@@ -3,6 +3,7 @@ package pixelwm
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/accerl/accerl/kernels/edm"
 	"github.com/accerl/accerl/kernels/edm/reward"
@@ -98,11 +99,7 @@ func policySteps(actions [][]float64, stride int) [][]float64 {
 	}
 	var out [][]float64
 	for t := 0; t+stride <= len(actions); t += stride {
-		var a []float64
-		for _, x := range actions[t : t+stride] {
-			a = append(a, x...)
-		}
-		out = append(out, a)
+		out = append(out, slices.Concat(actions[t:t+stride]...))
 	}
 	return out
 }

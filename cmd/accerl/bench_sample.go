@@ -241,9 +241,12 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if !(*imgTemp >= 0 && *imgTemp <= 10) {
 			return fmt.Errorf("--imagined-temperature %g: give a sampling temperature in (0, 10], or 0 for the policy's", *imgTemp)
 		}
-		for flag, n := range map[string]int{"rew-imagined": *rewImagined, "rew-counterfactual": *rewCF} {
-			if n < 0 || n > 64 {
-				return fmt.Errorf("--%s %d: give the imagined endings per offline episode, 1 to 64, or 0 for none", flag, n)
+		for _, f := range []struct {
+			flag string
+			n    int
+		}{{"rew-imagined", *rewImagined}, {"rew-counterfactual", *rewCF}} {
+			if f.n < 0 || f.n > 64 {
+				return fmt.Errorf("--%s %d: give the imagined endings per offline episode, 1 to 64, or 0 for none", f.flag, f.n)
 			}
 		}
 	} else if *obsSteps != 0 || *cacheDir != "" || set["wm-fit-steps"] || *vlaLayers != 0 || *pretrainFrom != "" || *grpoGroup != 0 || *imgTemp != 0 || *graded || *rewImagined != 0 || *rewCF != 0 {
