@@ -18,10 +18,18 @@ type pixelWMScores struct {
 		RewSteps     int `json:"RewSteps"`
 		ProprioSteps int `json:"ProprioSteps"`
 	} `json:"config"`
+	// RewCounterfactual counts M_rew's counterfactual training endings (absent: none).
+	RewCounterfactual *struct {
+		Endings   int `json:"endings"`
+		Succeeded int `json:"succeeded"`
+		Frames    int `json:"frames"`
+	} `json:"rew_counterfactual"`
 	Scores *struct {
 		TrainEpisodes int `json:"train_episodes"`
 		HeldEpisodes  int `json:"held_out_episodes"`
-		Imagination   struct {
+		// RewImagined counts M_rew's training frames imagined from the episodes' own endings.
+		RewImagined int `json:"rew_train_imagined_frames"`
+		Imagination struct {
 			Rollouts     int       `json:"rollouts"`
 			MSE          []float64 `json:"per_step_mse"`
 			CopyLastMSE  []float64 `json:"copy_last_per_step_mse"`
@@ -55,7 +63,7 @@ const maxStrips = 3
 func buildPixelWMView(e *experimentData) *targetsView {
 	t := tableView{Header: []string{"Run", "Episodes (train / held out)", "M_obs steps", "Imagined MSE, step 1 (copy last)",
 		"Imagined MSE, last step (copy last)", "M_rew success accuracy (majority)", "Precision / recall",
-		"Action effect, step 1", "Success endings judged: imagined / real of n", "Strip"}}
+		"Action effect, step 1", "Success endings judged: imagined / real of n", "M_rew imagined training frames", "Strip"}}
 	var images [][2]string
 	for _, r := range e.Runs {
 		p := r.PixelWM
@@ -80,6 +88,17 @@ func buildPixelWMView(e *experimentData) *targetsView {
 				endings += fmt.Sprintf(" (another's actions: %d)", *sw)
 			}
 		}
+		var extra []string
+		if s.RewImagined > 0 {
+			extra = append(extra, fmt.Sprintf("%d own endings", s.RewImagined))
+		}
+		if cf := p.RewCounterfactual; cf != nil && cf.Frames > 0 {
+			extra = append(extra, fmt.Sprintf("%d counterfactual (%d of %d endings reached the goal)", cf.Frames, cf.Succeeded, cf.Endings))
+		}
+		imagined := "—"
+		if len(extra) > 0 {
+			imagined = strings.Join(extra, "; ")
+		}
 		strip := path.Join(r.Arm, fmt.Sprintf("seed-%d", r.Seed), runstore.PixelWorldModelStrip)
 		if len(images) < maxStrips {
 			images = append(images, [2]string{fmt.Sprintf("%s/seed-%d: real (upper) and imagined (lower) frames per camera", r.Arm, r.Seed), strip})
@@ -94,6 +113,7 @@ func buildPixelWMView(e *experimentData) *targetsView {
 			{Text: fmt.Sprintf("%.2f / %.2f", su.Precision, su.Recall), Num: true},
 			{Text: effect, Num: true},
 			{Text: endings, Num: true},
+			{Text: imagined},
 			{Text: "PNG", Link: strip},
 		})
 	}
@@ -107,6 +127,7 @@ func buildPixelWMView(e *experimentData) *targetsView {
 		"The action effect is how much M_obs's first imagined frame changes when another held-out episode's actions replace the recorded ones (mean squared difference; 0: it ignores its actions).",
 		"Success endings judged: M_obs imagines the last steps before each held-out success from the real context with the recorded actions, and M_rew judges the imagined end frame and the real one; imagined successes that M_rew does not recognise give GRPO on imagined groups nothing to compare.",
 		"In brackets the imagined end frames judged successes when another held-out episode's ending actions replace the recorded ones: as many as with the episode's own actions means M_rew's verdict is set by the start, not by what the policy does from it.",
+		"M_rew's imagined training frames (world_model.pixels rew_imagined and rew_counterfactual) are M_obs's imaginations of training episodes' endings, labelled by the episode's own outcome or, driven by another episode's ending actions, by what the simulator says those actions did from that start.",
 		"The strip shows, per camera, real frames over imagined ones (the first runs' strips below).",
 	}
 	return &targetsView{Heading: "Pixel world model", Intro: strings.Join(intro, " "), Table: t, Images: images}

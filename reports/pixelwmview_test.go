@@ -20,8 +20,8 @@ func TestPixelWMView(t *testing.T) {
 		t.Fatal(err)
 	}
 	const scores = `{"config": {"ObsSteps": 400, "RewSteps": 1500, "ProprioSteps": 3000},
-  "phase": "done", "step": 4900,
-  "scores": {"train_episodes": 180, "held_out_episodes": 20,
+  "phase": "done", "step": 4900, "rew_counterfactual": {"endings": 360, "succeeded": 252, "frames": 2880},
+  "scores": {"train_episodes": 180, "held_out_episodes": 20, "rew_train_imagined_frames": 640,
     "imagination": {"rollouts": 20, "per_step_mse": [0.03, 0.05, 0.07], "copy_last_per_step_mse": [0.025, 0.04, 0.06],
       "action_effect_per_step_mse": [0.0059, 0.01, 0.02]},
     "reward": {"success": {"Accuracy": 0.963, "Majority": 0.955, "Precision": 0.72, "Recall": 0.29}},
@@ -42,11 +42,11 @@ func TestPixelWMView(t *testing.T) {
 	for _, c := range v.Table.Rows[0] {
 		got = append(got, c.Text)
 	}
-	want := "base/seed-2|180 / 20|400|0.0300 (0.0250)|0.0700 (0.0600)|0.963 (0.955)|0.72 / 0.29|0.0059|2 / 16 of 18 (another's actions: 1)|PNG"
+	want := "base/seed-2|180 / 20|400|0.0300 (0.0250)|0.0700 (0.0600)|0.963 (0.955)|0.72 / 0.29|0.0059|2 / 16 of 18 (another's actions: 1)|640 own endings; 2880 counterfactual (252 of 360 endings reached the goal)|PNG"
 	if strings.Join(got, "|") != want {
 		t.Errorf("row = %s\nwant  %s", strings.Join(got, "|"), want)
 	}
-	if l := v.Table.Rows[0][9].Link; l != "base/seed-2/"+runstore.PixelWorldModelStrip {
+	if l := v.Table.Rows[0][10].Link; l != "base/seed-2/"+runstore.PixelWorldModelStrip {
 		t.Errorf("strip link %q", l)
 	}
 	// Scores from before the action effect and the endings were measured: dashes.
@@ -54,13 +54,14 @@ func TestPixelWMView(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(old, "worldmodel"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	oldScores := strings.Replace(strings.Replace(scores, `"action_effect_per_step_mse"`, `"x"`, 1), `"imagined_endings"`, `"y"`, 1)
+	oldScores := strings.NewReplacer(`"action_effect_per_step_mse"`, `"x"`, `"imagined_endings"`, `"y"`,
+		`"rew_counterfactual"`, `"w"`, `"rew_train_imagined_frames"`, `"v"`).Replace(scores)
 	if err := os.WriteFile(filepath.Join(old, filepath.FromSlash(runstore.PixelWorldModelFile)), []byte(oldScores), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ov := buildPixelWMView(&experimentData{Dir: dir, Runs: []*runData{readRunData("base", 4, old)}})
-	if ov == nil || len(ov.Table.Rows) != 1 || ov.Table.Rows[0][7].Text != "—" || ov.Table.Rows[0][8].Text != "—" {
-		t.Errorf("older scores: view %+v, want one row with dashes for the action effect and the endings", ov)
+	if ov == nil || len(ov.Table.Rows) != 1 || ov.Table.Rows[0][7].Text != "—" || ov.Table.Rows[0][8].Text != "—" || ov.Table.Rows[0][9].Text != "—" {
+		t.Errorf("older scores: view %+v, want one row with dashes for the action effect, the endings and M_rew's imagined frames", ov)
 	}
 	// Scores with the endings from before the swapped-action verdicts: no brackets.
 	mid := filepath.Join(dir, "base", "seed-5")

@@ -66,11 +66,15 @@ type Config struct {
 	Metrics Metrics `json:"metrics,omitzero"`
 }
 
-// Clone returns a deep copy of c; the copy shares no slices with c.
+// Clone returns a deep copy of c; the copy shares no slices or pointed-to blocks with c.
 func (c Config) Clone() Config {
 	c.Policy.Hidden = append([]int(nil), c.Policy.Hidden...)
 	c.WorldModel.ObsHidden = append([]int(nil), c.WorldModel.ObsHidden...)
 	c.WorldModel.RewHidden = append([]int(nil), c.WorldModel.RewHidden...)
+	if px := c.WorldModel.Pixels; px != nil {
+		cp := *px
+		c.WorldModel.Pixels = &cp
+	}
 	return c
 }
 

@@ -128,6 +128,13 @@ func TestWorldModelCloneIsDeep(t *testing.T) {
 	if c.WorldModel.ObsHidden[0] != 128 || c.WorldModel.RewHidden[0] != 64 {
 		t.Errorf("Clone shares the world model's hidden slices: %v, %v", c.WorldModel.ObsHidden, c.WorldModel.RewHidden)
 	}
+	px := specs.DefaultPixelWorldModel()
+	c.WorldModel.Pixels = &px
+	cl = c.Clone()
+	cl.WorldModel.Pixels.ObsSteps++
+	if c.WorldModel.Pixels.ObsSteps != px.ObsSteps || cl.WorldModel.Pixels == c.WorldModel.Pixels {
+		t.Errorf("Clone shares the pixels block: obs_steps %d after the clone's was raised", c.WorldModel.Pixels.ObsSteps)
+	}
 }
 
 func TestWorldModelJSONKeys(t *testing.T) {

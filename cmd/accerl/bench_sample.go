@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -155,6 +156,12 @@ type sampleResult struct {
 	RewImagined int `json:"rew_imagined,omitempty"`
 	// RewCounterfactual is --rew-counterfactual (world_model.pixels.rew_counterfactual).
 	RewCounterfactual int `json:"rew_counterfactual,omitempty"`
+	// HorizonMax is --horizon-max (world_model.horizon.end; absent: 50).
+	HorizonMax int `json:"horizon_max,omitempty"`
+	// SelfForcing and SelfForcingFrom are --self-forcing and --self-forcing-from
+	// (world_model.pixels.self_forcing and self_forcing_from; absent: off).
+	SelfForcing     int `json:"self_forcing,omitempty"`
+	SelfForcingFrom int `json:"self_forcing_from,omitempty"`
 	// EvalEpisodes, EvalEvery and Greedy describe the evaluation protocol (EvalEpisodes 0:
 	// solved by the training-episode window instead).
 	EvalEpisodes int   `json:"eval_episodes"`
@@ -200,6 +207,9 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	graded := fs.Bool("graded-imagined", false, "with --grpo-group: the world-model arm ranks the imagined rollouts of a start by how far each took M_rew's p_success, with mean-centred advantages, instead of by its success verdict (world_model.pixels.graded)")
 	rewImagined := fs.Int("rew-imagined", 0, "with --env tabletop: the world-model arm's M_rew also pretrains on this many M_obs-imagined endings per offline episode, labelled as the real frames they stand for (world_model.pixels.rew_imagined, at most 64; 0: real frames only)")
 	rewCF := fs.Int("rew-counterfactual", 0, "with --env tabletop: the world-model arm's M_rew also pretrains on this many M_obs-imagined endings per offline episode driven by another episode's actions, labelled by the simulator's replay of them (world_model.pixels.rew_counterfactual, at most 64; 0: none)")
+	horizonMax := fs.Int("horizon-max", 0, "with --env tabletop: the world-model arm's imagination horizon rises to at most this many policy steps (world_model.horizon.end; 0: 50), e.g. the horizon M_rew's counterfactual verdicts were measured at")
+	selfForcing := fs.Int("self-forcing", 0, "with --env tabletop: M_obs pretrains with up to this many of its own predictions in the context from --self-forcing-from on (world_model.pixels.self_forcing; 0: off)")
+	selfForcingFrom := fs.Int("self-forcing-from", 0, "with --self-forcing: the M_obs pretraining step it starts at, below --obs-steps (world_model.pixels.self_forcing_from; late, e.g. 1600 of 2000, is what helped)")
 	imgTemp := fs.Float64("imagined-temperature", 0, "with --env tabletop: the world-model arm's imagined rollouts sample their action tokens at this temperature, recorded with the policy's own log-probabilities (world_model.pixels.temperature, at most 10; 0: the policy's 0.03)")
 	grpoGroup := fs.Int("grpo-group", 0, "with --env tabletop: train both arms with the VLA check's GRPO recipe (each ended episode against its task's others, learning rate 1e-5) instead of the critic one, the world-model arm imagining this many rollouts from each start and comparing them by M_rew's success (world_model.pixels.group, at least 2; 0: the critic recipe)")
 	vlaLayers := fs.Int("vla-layers", 0, "with --env tabletop: the micro-VLA's transformer blocks in both arms (policy.vla.layers; 0 keeps 2), as `bench learn --vla-layers`")
@@ -249,8 +259,15 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 				return fmt.Errorf("--%s %d: give the imagined endings per offline episode, 1 to 64, or 0 for none", f.flag, f.n)
 			}
 		}
-	} else if *obsSteps != 0 || *cacheDir != "" || set["wm-fit-steps"] || *vlaLayers != 0 || *pretrainFrom != "" || *grpoGroup != 0 || *imgTemp != 0 || *graded || *rewImagined != 0 || *rewCF != 0 {
-		return fmt.Errorf("--obs-steps, --wm-fit-steps, --bc-cache, --vla-layers, --pretrain-from, --grpo-group, --imagined-temperature, --graded-imagined, --rew-imagined and --rew-counterfactual are for --env tabletop (the pixel world model and the cloned VLA)")
+		if *horizonMax < 0 {
+			return fmt.Errorf("--horizon-max %d: give the longest imagination in policy steps, at least 1, or 0 for 50", *horizonMax)
+		}
+		if obs := cmp.Or(*obsSteps, specs.DefaultPixelWorldModel().ObsSteps); *selfForcing < 0 || *selfForcing > 4 ||
+			*selfForcingFrom < 0 || *selfForcingFrom > 0 && (*selfForcing == 0 || *selfForcingFrom >= obs) {
+			return fmt.Errorf("--self-forcing %d --self-forcing-from %d: give a depth of 1 to 4 (M_obs's context frames; 4 was measured) and a start below --obs-steps (%d), or 0 for neither", *selfForcing, *selfForcingFrom, obs)
+		}
+	} else if *obsSteps != 0 || *cacheDir != "" || set["wm-fit-steps"] || *vlaLayers != 0 || *pretrainFrom != "" || *grpoGroup != 0 || *imgTemp != 0 || *graded || *rewImagined != 0 || *rewCF != 0 || *horizonMax != 0 || *selfForcing != 0 || *selfForcingFrom != 0 {
+		return fmt.Errorf("--obs-steps, --wm-fit-steps, --bc-cache, --vla-layers, --pretrain-from, --grpo-group, --imagined-temperature, --graded-imagined, --rew-imagined, --rew-counterfactual, --horizon-max and --self-forcing(-from) are for --env tabletop (the pixel world model and the cloned VLA)")
 	}
 	if *vlaLayers < 0 {
 		return fmt.Errorf("--vla-layers %d: give the micro-VLA's transformer blocks, at least 1 (0 keeps 2)", *vlaLayers)
@@ -297,6 +314,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		res.Suite, ev.bc, ev.check = *suite, cache, fmt.Sprintf("tabletop-%s-vla", *suite)
 		res.VLALayers, res.PretrainFrom, res.GRPOGroup, res.ImaginedTemperature, res.GradedImagined = *vlaLayers, *pretrainFrom, *grpoGroup, *imgTemp, *graded
 		res.RewImagined, res.RewCounterfactual = *rewImagined, *rewCF
+		res.HorizonMax, res.SelfForcing, res.SelfForcingFrom = *horizonMax, *selfForcing, *selfForcingFrom
 	}
 	criterion := fmt.Sprintf("the mean of the last %d training episodes", *window)
 	if *evalEps > 0 {
@@ -325,6 +343,14 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	fmt.Fprintf(stdout, "%s: online env steps until %s reaches %g; budget %d steps per arm; world model pretrained on %d %s episodes, imagination ratio %g%s\n",
 		envLabel(*envKind, *suite), criterion, *target, *budget, *offline, behaviour, *ratio, recipe)
+	if *horizonMax > 0 {
+		recipe += fmt.Sprintf("; imagination at most %d policy steps", *horizonMax)
+	}
+	if *selfForcing > 0 {
+		recipe += fmt.Sprintf("; M_obs self-forced (depth %d) from step %d", *selfForcing, *selfForcingFrom)
+	}
+	wmFlags := tabletopWMFlags{temperature: *imgTemp, graded: *graded, rewImagined: *rewImagined, rewCounterfactual: *rewCF,
+		selfForcing: *selfForcing, selfForcingFrom: *selfForcingFrom, horizonMax: *horizonMax}
 	var ratios, ratiosOff []float64
 	for _, seed := range seeds {
 		var base, wmCfg specs.Config
@@ -338,8 +364,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 				return err
 			}
 			wmCfg = sampleTabletopWM(base, *offline, *ratio, *obsSteps, *fitSteps, *grpoGroup)
-			px := wmCfg.WorldModel.Pixels
-			px.Temperature, px.Graded, px.RewImagined, px.RewCounterfactual = *imgTemp, *graded, *rewImagined, *rewCF
+			wmFlags.apply(&wmCfg)
 		case *envKind == specs.EnvPendulum || *envKind == specs.EnvMountainCarContinuous:
 			// Continuous torque: the tokens head of `bench learn pendulum-tokens-ppo`.
 			base = tokensPendulum(specs.AlgorithmPPO)()
@@ -468,6 +493,27 @@ func sampleTabletopWM(base specs.Config, offline int, ratio float64, obsSteps, f
 	px.ObsFitSteps, px.ProprioFitSteps, px.Group = fitSteps, 6*fitSteps, group
 	w.Pixels = &px
 	return c
+}
+
+// tabletopWMFlags are the world-model arm's pixel flags (--imagined-temperature,
+// --graded-imagined, --rew-imagined, --rew-counterfactual, --self-forcing(-from),
+// --horizon-max), checked before the arms run.
+type tabletopWMFlags struct {
+	temperature                                                  float64
+	graded                                                       bool
+	rewImagined, rewCounterfactual, selfForcing, selfForcingFrom int
+	horizonMax                                                   int // 0: the schedule's end stays
+}
+
+// apply sets f on c's pixel world model (from sampleTabletopWM) and caps its horizon
+// schedule at horizonMax policy steps: it then starts at the lesser of its start and the cap.
+func (f tabletopWMFlags) apply(c *specs.Config) {
+	px := c.WorldModel.Pixels
+	px.Temperature, px.Graded, px.RewImagined, px.RewCounterfactual = f.temperature, f.graded, f.rewImagined, f.rewCounterfactual
+	px.SelfForcing, px.SelfForcingFrom = f.selfForcing, f.selfForcingFrom
+	if h := &c.WorldModel.Horizon; f.horizonMax > 0 {
+		h.End, h.Start = f.horizonMax, min(h.Start, f.horizonMax)
+	}
 }
 
 // runSampleArm trains one arm through the training path of `accerl run` (activities.RunLocal:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -197,17 +198,17 @@ func TestSampleTabletopFlags(t *testing.T) {
 		{[]string{"--env", "tabletop", "--suite", "kitchen"}, `--suite "kitchen": choose one of goal, long, object, spatial`},
 		{[]string{"--env", "tabletop", "--offline", "5"}, "--offline 5: the pixel world model holds out one episode in ten"},
 		{[]string{"--env", "tabletop", "--imagination-ratio", "1"}, "--imagination-ratio 1: give a share in (0, 1)"},
-		{[]string{"--obs-steps", "10"}, "--obs-steps, --wm-fit-steps, --bc-cache, --vla-layers, --pretrain-from, --grpo-group, --imagined-temperature, --graded-imagined, --rew-imagined and --rew-counterfactual are for --env tabletop"},
-		{[]string{"--wm-fit-steps", "4"}, "--obs-steps, --wm-fit-steps, --bc-cache, --vla-layers, --pretrain-from, --grpo-group, --imagined-temperature, --graded-imagined, --rew-imagined and --rew-counterfactual are for --env tabletop"},
+		{[]string{"--obs-steps", "10"}, "--obs-steps, --wm-fit-steps, --bc-cache, --vla-layers, --pretrain-from, --grpo-group, --imagined-temperature, --graded-imagined, --rew-imagined, --rew-counterfactual, --horizon-max and --self-forcing(-from) are for --env tabletop"},
+		{[]string{"--wm-fit-steps", "4"}, "--obs-steps, --wm-fit-steps, --bc-cache, --vla-layers, --pretrain-from, --grpo-group, --imagined-temperature, --graded-imagined, --rew-imagined, --rew-counterfactual, --horizon-max and --self-forcing(-from) are for --env tabletop"},
 		{[]string{"--env", "tabletop", "--obs-steps", "-1"}, "--obs-steps -1: give a positive number"},
 		{[]string{"--env", "tabletop", "--wm-fit-steps", "-2"}, "--wm-fit-steps -2: give a positive number"},
-		{[]string{"--vla-layers", "3"}, "--pretrain-from, --grpo-group, --imagined-temperature, --graded-imagined, --rew-imagined and --rew-counterfactual are for --env tabletop"},
-		{[]string{"--pretrain-from", "x.model"}, "--pretrain-from, --grpo-group, --imagined-temperature, --graded-imagined, --rew-imagined and --rew-counterfactual are for --env tabletop"},
-		{[]string{"--grpo-group", "8"}, "--pretrain-from, --grpo-group, --imagined-temperature, --graded-imagined, --rew-imagined and --rew-counterfactual are for --env tabletop"},
-		{[]string{"--imagined-temperature", "0.3"}, "--pretrain-from, --grpo-group, --imagined-temperature, --graded-imagined, --rew-imagined and --rew-counterfactual are for --env tabletop"},
-		{[]string{"--graded-imagined"}, "--imagined-temperature, --graded-imagined, --rew-imagined and --rew-counterfactual are for --env tabletop"},
-		{[]string{"--rew-imagined", "4"}, "--graded-imagined, --rew-imagined and --rew-counterfactual are for --env tabletop"},
-		{[]string{"--rew-counterfactual", "2"}, "--rew-imagined and --rew-counterfactual are for --env tabletop"},
+		{[]string{"--vla-layers", "3"}, "--pretrain-from, --grpo-group, --imagined-temperature, --graded-imagined, --rew-imagined, --rew-counterfactual, --horizon-max and --self-forcing(-from) are for --env tabletop"},
+		{[]string{"--pretrain-from", "x.model"}, "--pretrain-from, --grpo-group, --imagined-temperature, --graded-imagined, --rew-imagined, --rew-counterfactual, --horizon-max and --self-forcing(-from) are for --env tabletop"},
+		{[]string{"--grpo-group", "8"}, "--pretrain-from, --grpo-group, --imagined-temperature, --graded-imagined, --rew-imagined, --rew-counterfactual, --horizon-max and --self-forcing(-from) are for --env tabletop"},
+		{[]string{"--imagined-temperature", "0.3"}, "--pretrain-from, --grpo-group, --imagined-temperature, --graded-imagined, --rew-imagined, --rew-counterfactual, --horizon-max and --self-forcing(-from) are for --env tabletop"},
+		{[]string{"--graded-imagined"}, "--imagined-temperature, --graded-imagined, --rew-imagined, --rew-counterfactual, --horizon-max and --self-forcing(-from) are for --env tabletop"},
+		{[]string{"--rew-imagined", "4"}, "--graded-imagined, --rew-imagined, --rew-counterfactual, --horizon-max and --self-forcing(-from) are for --env tabletop"},
+		{[]string{"--rew-counterfactual", "2"}, "--rew-imagined, --rew-counterfactual, --horizon-max and --self-forcing(-from) are for --env tabletop"},
 		{[]string{"--env", "tabletop", "--rew-imagined", "65"}, "--rew-imagined 65: give the imagined endings per offline episode, 1 to 64, or 0 for none"},
 		{[]string{"--env", "tabletop", "--rew-counterfactual", "-1"}, "--rew-counterfactual -1: give the imagined endings per offline episode, 1 to 64, or 0 for none"},
 		{[]string{"--env", "tabletop", "--graded-imagined"}, "--graded-imagined ranks the imagined rollouts of a start against each other under GRPO; give --grpo-group 8"},
@@ -216,11 +217,44 @@ func TestSampleTabletopFlags(t *testing.T) {
 		{[]string{"--env", "tabletop", "--grpo-group", "1"}, "--grpo-group 1: GRPO compares the imagined rollouts of a start with each other; give at least 2"},
 		{[]string{"--env", "tabletop", "--grpo-group", "-3"}, "--grpo-group -3: GRPO compares"},
 		{[]string{"--env", "tabletop", "--vla-layers", "-1"}, "--vla-layers -1: give the micro-VLA's transformer blocks, at least 1"},
+		{[]string{"--horizon-max", "10"}, "--horizon-max and --self-forcing(-from) are for --env tabletop"},
+		{[]string{"--self-forcing", "4"}, "--horizon-max and --self-forcing(-from) are for --env tabletop"},
+		{[]string{"--env", "tabletop", "--horizon-max", "-1"}, "--horizon-max -1: give the longest imagination in policy steps, at least 1, or 0 for 50"},
+		{[]string{"--env", "tabletop", "--self-forcing", "5"}, "--self-forcing 5 --self-forcing-from 0: give a depth of 1 to 4"},
+		{[]string{"--env", "tabletop", "--self-forcing-from", "100"}, "--self-forcing 0 --self-forcing-from 100: give a depth of 1 to 4"},
+		// The start must come before the pretraining's end: the default 400 steps, or --obs-steps.
+		{[]string{"--env", "tabletop", "--self-forcing", "4", "--self-forcing-from", "400"}, "and a start below --obs-steps (400)"},
+		{[]string{"--env", "tabletop", "--obs-steps", "2000", "--self-forcing", "4", "--self-forcing-from", "2000"}, "and a start below --obs-steps (2000)"},
 		{[]string{"--env", "tabletop", "--seeds", "4", "--pretrain-from", "/nonexistent/clone-seed{seed}.model"}, "--pretrain-from /nonexistent/clone-seed4.model: no such file or directory"},
 	} {
 		err := benchSample(context.Background(), tc.args, io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: got %v, want an error containing %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestTabletopWMFlagsApply: the world-model arm's pixel flags land in the pixels block and
+// the horizon schedule that `accerl run` reads, and nothing else moves.
+func TestTabletopWMFlagsApply(t *testing.T) {
+	base := sampleTabletopWM(sampleTabletopConfig("spatial", 4096, true), 200, 0.5, 2000, 8, 8)
+	f := tabletopWMFlags{temperature: 0.3, graded: true, rewImagined: 1, rewCounterfactual: 4, selfForcing: 4, selfForcingFrom: 1600, horizonMax: 3}
+	got := base.Clone()
+	f.apply(&got)
+	want := base.Clone()
+	px := want.WorldModel.Pixels
+	px.Temperature, px.Graded, px.RewImagined, px.RewCounterfactual, px.SelfForcing, px.SelfForcingFrom = 0.3, true, 1, 4, 4, 1600
+	// A cap below the schedule's start of 5 starts it at the cap.
+	want.WorldModel.Horizon.Start, want.WorldModel.Horizon.End = 3, 3
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("applied flags:\n got %+v %+v\nwant %+v %+v", got.WorldModel, *got.WorldModel.Pixels, want.WorldModel, *want.WorldModel.Pixels)
+	}
+	// No cap keeps the schedule 5..50; a cap above the start keeps the start.
+	for cap, want := range map[int]specs.Horizon{0: {Start: 5, End: 50}, 10: {Start: 5, End: 10}} {
+		c := base.Clone()
+		tabletopWMFlags{horizonMax: cap}.apply(&c)
+		if h := c.WorldModel.Horizon; h.Start != want.Start || h.End != want.End {
+			t.Errorf("--horizon-max %d: horizon %d..%d, want %d..%d", cap, h.Start, h.End, want.Start, want.End)
 		}
 	}
 }
