@@ -64,6 +64,14 @@ type BenchConfig struct {
 	// training episode driven by another training episode's ending actions, labelled by the
 	// simulator's outcome of those actions (CounterfactualRewardExamples).
 	RewCounterfactual int
+	// RewCounterfactualJitter, when > 0, drives those endings by the episode's own ending
+	// actions with Gaussian noise of this standard deviation on their motion values instead
+	// of another episode's (jitterActions).
+	RewCounterfactualJitter float64
+	// CounterfactualJitter, when > 0, drives each held-out ending of the counterfactual
+	// evaluation by its own ending actions with such noise, CounterfactualSwaps draws of it,
+	// instead of by other episodes' actions: the small differences of one GRPO group.
+	CounterfactualJitter float64
 	// CounterfactualSwaps is how many other held-out episodes' ending actions drive each
 	// held-out ending in the counterfactual evaluation (EvaluateCounterfactual; 0 or 1: the
 	// next episode's).
@@ -167,6 +175,12 @@ func (c BenchConfig) Validate() error {
 	}
 	if c.RewCounterfactual < 0 {
 		errs = append(errs, fmt.Errorf("counterfactual endings per episode for M_rew must not be negative (0 draws none), got %d", c.RewCounterfactual))
+	}
+	if !(c.CounterfactualJitter >= 0 && c.CounterfactualJitter <= 2) || !(c.RewCounterfactualJitter >= 0 && c.RewCounterfactualJitter <= 2) {
+		errs = append(errs, fmt.Errorf("counterfactual action noise must be 0 (other episodes' actions) to 2 action units, got %g for the evaluation and %g for M_rew's endings", c.CounterfactualJitter, c.RewCounterfactualJitter))
+	}
+	if c.RewCounterfactualJitter > 0 && c.RewCounterfactual == 0 {
+		errs = append(errs, fmt.Errorf("M_rew's counterfactual action noise %g has no endings to drive; give the counterfactual endings per episode too", c.RewCounterfactualJitter))
 	}
 	if c.Start < c.Obs.History-1 {
 		errs = append(errs, fmt.Errorf("rollouts start at step %d, before the %d context frames exist; start at %d or later", c.Start, c.Obs.History, c.Obs.History-1))
@@ -313,7 +327,7 @@ func Bench(ctx context.Context, c BenchConfig) (BenchResult, Strip, error) {
 	}
 	if c.RewCounterfactual > 0 {
 		t2 := time.Now()
-		cf, st, err := CounterfactualRewardExamples(c.Collect, eps, c.HeldEvery, obs.Net, c.EDM, c.Horizon, c.RewCounterfactual, rewCounterfactualRand(c.Seed))
+		cf, st, err := CounterfactualRewardExamples(c.Collect, eps, c.HeldEvery, obs.Net, c.EDM, c.Horizon, c.RewCounterfactual, c.RewCounterfactualJitter, rewCounterfactualRand(c.Seed))
 		if err != nil {
 			return res, strip, err
 		}
@@ -336,7 +350,7 @@ func Bench(ctx context.Context, c BenchConfig) (BenchResult, Strip, error) {
 	res.RewHeldAfter = rew.EvalLoss(heldEx, 256)
 	res.RewHeld = EvaluateReward(rew.Model, held)
 	res.Endings = EvaluateEndings(obs.Net, c.EDM, rew.Model, held, c.Horizon, endingsRand(c.Seed))
-	cf, err := EvaluateCounterfactual(c.Collect, eps, c.HeldEvery, obs.Net, c.EDM, rew.Model, c.Horizon, c.CounterfactualSwaps, counterfactualRand(c.Seed))
+	cf, err := EvaluateCounterfactual(c.Collect, eps, c.HeldEvery, obs.Net, c.EDM, rew.Model, c.Horizon, c.CounterfactualSwaps, c.CounterfactualJitter, counterfactualRand(c.Seed))
 	if err != nil {
 		return res, strip, err
 	}

@@ -24,6 +24,9 @@ type CounterfactualEval struct {
 	Horizon int `json:"horizon"`
 	// Swaps is the number of other episodes' actions each held-out ending is driven by.
 	Swaps int `json:"swaps,omitempty"`
+	// Jitter, when > 0, is the noise on the episode's own ending actions that drove each
+	// ending instead (Swaps draws of it per held-out ending).
+	Jitter float64 `json:"jitter,omitempty"`
 	// Endings counts the replayed endings; Unreplayable those whose replay did not
 	// reproduce the recorded states (not counted).
 	Endings      int `json:"endings"`
@@ -153,9 +156,12 @@ func endingWindows(eps []indexed, k, horizon int) []window {
 // must be tabletop.ActionDim: one action per step) and judging with rew; rng draws the
 // imaginations' noise. Each held-out ending is driven by the ending actions of the swaps
 // held-out episodes after it in turn (1 to one fewer than the endings; 1: the next one's
-// only), so that more swaps give more verdicts from the same held-out contexts.
-func EvaluateCounterfactual(in CollectInput, eps []Episode, heldEvery int, net *edm.Net[float32], e edm.EDM, rew *reward.Model, horizon, swaps int, rng *rand.Rand) (CounterfactualEval, error) {
-	ev := CounterfactualEval{Horizon: horizon}
+// only), so that more swaps give more verdicts from the same held-out contexts. With
+// jitter > 0 each is driven instead by its own ending actions with fresh Gaussian noise of
+// that standard deviation on their motion values (jitterActions), swaps times: endings that
+// differ as little as the rollouts of one GRPO group do.
+func EvaluateCounterfactual(in CollectInput, eps []Episode, heldEvery int, net *edm.Net[float32], e edm.EDM, rew *reward.Model, horizon, swaps int, jitter float64, rng *rand.Rand) (CounterfactualEval, error) {
+	ev := CounterfactualEval{Horizon: horizon, Jitter: jitter}
 	if net.Config().ActionDim != tabletop.ActionDim {
 		return ev, fmt.Errorf("counterfactual endings: M_obs takes %d action values, want one action of %d", net.Config().ActionDim, tabletop.ActionDim)
 	}
@@ -165,13 +171,19 @@ func EvaluateCounterfactual(in CollectInput, eps []Episode, heldEvery int, net *
 	if len(ws) < 2 {
 		return ev, nil
 	}
-	ev.Swaps = min(max(swaps, 1), len(ws)-1)
+	ev.Swaps = max(swaps, 1)
+	if jitter == 0 {
+		ev.Swaps = min(ev.Swaps, len(ws)-1)
+	}
 	for i, w := range ws {
 		var outcomes []bool
 		var real, imagined []float64
 		for j := 1; j <= ev.Swaps; j++ {
 			o := ws[(i+j)%len(ws)]
 			actions := o.ep.Actions[o.t:o.end]
+			if jitter > 0 {
+				actions = jitterActions(w.ep.Actions[w.t:w.end], jitter, rng)
+			}
 			rep, ok, err := replayEnding(in, w.ep, w.e, w.t, actions)
 			if err != nil {
 				return ev, err
@@ -235,4 +247,21 @@ func replayEnding(in CollectInput, ep Episode, e, t int, actions [][]float64) (r
 	}
 	rep.frame = copyFrames(env.Images())
 	return rep, true, nil
+}
+
+// jitterActions is a copy of actions with Gaussian noise of standard deviation sigma (action
+// units, drawn from rng) added to each action's motion values, clamped to the action space
+// [−1, 1], as the noisy expert's execution noise is; the gripper command is kept. Such
+// endings differ from the recorded one about as the sampled rollouts of a GRPO group differ
+// from each other, rather than as another episode's ending does.
+func jitterActions(actions [][]float64, sigma float64, rng *rand.Rand) [][]float64 {
+	out := make([][]float64, len(actions))
+	for t, a := range actions {
+		b := slices.Clone(a)
+		for i := range min(len(b), tabletop.ActionDim-1) {
+			b[i] = max(-1, min(1, b[i]+sigma*rng.NormFloat64()))
+		}
+		out[t] = b
+	}
+	return out
 }

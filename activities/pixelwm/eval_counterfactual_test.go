@@ -79,7 +79,7 @@ func TestReplayEnding(t *testing.T) {
 	// verdicts, and the first swap's outcomes among them; more swaps than other endings
 	// are capped.
 	for _, swaps := range []int{1, 2, 99} {
-		ev, err := EvaluateCounterfactual(in, eps, heldEvery, net, edm.DefaultEDM(), rew, horizon, swaps, rng)
+		ev, err := EvaluateCounterfactual(in, eps, heldEvery, net, edm.DefaultEDM(), rew, horizon, swaps, 0, rng)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,6 +92,34 @@ func TestReplayEnding(t *testing.T) {
 			r.TP+r.FN+r.FP+r.TN != ev.Endings || im.TP+im.FN+im.FP+im.TN != ev.Endings {
 			t.Errorf("%d swaps: evaluation %+v over %d held-out endings", swaps, ev, len(held))
 		}
+	}
+	// With action noise each ending is driven by its own actions, jittered, swaps times (not
+	// capped by the number of other endings); the outcomes are the simulator's for the
+	// jittered actions, reproduced by drawing the same stream in the same order.
+	const swaps, sigma = 3, 1.0
+	ev, err := EvaluateCounterfactual(in, eps, heldEvery, net, edm.DefaultEDM(), rew, horizon, swaps, sigma, rand.New(rand.NewPCG(5, 5)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, succeeded, changed := rand.New(rand.NewPCG(5, 5)), 0, 0
+	for _, w := range endingWindows(held, 4, horizon) {
+		for range swaps {
+			actions := jitterActions(w.ep.Actions[w.t:w.end], sigma, r2)
+			rep, _, _ := replayEnding(in, w.ep, w.e, w.t, actions)
+			net.Imagine(edm.DefaultEDM(), w.ep.Frames[w.t-3:w.t+1], actions, r2)
+			if rep.success[horizon-1] {
+				succeeded++
+			}
+			if rep.success[horizon-1] != w.ep.Succeeded {
+				changed++
+			}
+		}
+	}
+	if ev.Swaps != swaps || ev.Jitter != sigma || ev.Endings != swaps*len(held) || ev.Succeeded != succeeded || ev.Real.TP+ev.Real.FN != succeeded {
+		t.Errorf("jittered: evaluation %+v over %d held-out endings, want %d swaps each and %d successes", ev, len(held), swaps, succeeded)
+	}
+	if changed == 0 {
+		t.Errorf("the noise changed no held-out ending's outcome: the jittered evaluation compared nothing new")
 	}
 }
 

@@ -280,7 +280,7 @@ func Pretrain(ctx context.Context, c PretrainConfig, eps []Episode, resume *Pret
 		}
 		if c.RewCounterfactual > 0 {
 			// Also drawn again identically on a resume; the simulator replays the raw episodes.
-			cf, cst, err := CounterfactualRewardExamples(c.Collect, eps, c.HeldEvery, obs.Net, obs.EDM, c.Horizon, c.RewCounterfactual, rewCounterfactualRand(c.Seed))
+			cf, cst, err := CounterfactualRewardExamples(c.Collect, eps, c.HeldEvery, obs.Net, obs.EDM, c.Horizon, c.RewCounterfactual, 0, rewCounterfactualRand(c.Seed))
 			if err != nil {
 				return nil, err
 			}

@@ -37,8 +37,10 @@ type CounterfactualExamples struct {
 // start and differ in their actions — GRPO's groups — then differ in their labels as the
 // simulator says they should. With an M_obs whose action is several environment actions
 // (a policy with action chunks, Strided), horizon and context count its policy steps and
-// the episodes are replayed an action at a time.
-func CounterfactualRewardExamples(in CollectInput, eps []Episode, heldEvery int, net *edm.Net[float32], e edm.EDM, horizon, swaps int, rng *rand.Rand) ([]reward.Example, CounterfactualExamples, error) {
+// the episodes are replayed an action at a time. With jitter > 0 the endings are driven by
+// the episode's own ending actions with fresh noise of that standard deviation on their
+// motion values instead (jitterActions): near misses and near successes of one start.
+func CounterfactualRewardExamples(in CollectInput, eps []Episode, heldEvery int, net *edm.Net[float32], e edm.EDM, horizon, swaps int, jitter float64, rng *rand.Rand) ([]reward.Example, CounterfactualExamples, error) {
 	var st CounterfactualExamples
 	// A policy with action chunks steps `stride` actions at a time (Strided): M_obs takes
 	// their values together, and its horizon and context count policy steps.
@@ -61,13 +63,18 @@ func CounterfactualRewardExamples(in CollectInput, eps []Episode, heldEvery int,
 			context = append(context, w.ep.Frames[f])
 		}
 		for range swaps {
-			// Another training episode than w, uniformly.
-			j := rng.IntN(len(ws) - 1)
-			if j >= i {
-				j++
+			var raw [][]float64
+			if jitter > 0 {
+				raw = jitterActions(w.ep.Actions[w.t:w.end], jitter, rng)
+			} else {
+				// Another training episode than w, uniformly.
+				j := rng.IntN(len(ws) - 1)
+				if j >= i {
+					j++
+				}
+				o := ws[j]
+				raw = o.ep.Actions[o.t:o.end]
 			}
-			o := ws[j]
-			raw := o.ep.Actions[o.t:o.end]
 			rep, ok, err := replayEnding(in, w.ep, w.e, w.t, raw)
 			if err != nil {
 				return nil, st, err

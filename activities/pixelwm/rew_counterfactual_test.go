@@ -23,14 +23,8 @@ func TestCounterfactualRewardExamples(t *testing.T) {
 	for _, stride := range []int{1, 2} {
 		const heldEvery, rawHorizon, swaps, k = 5, 6, 2, 4
 		horizon := rawHorizon / stride
-		net := edm.NewNet[float32](edm.Config{ImageSize: 16, Cameras: 2, History: k, ActionDim: stride * tabletop.ActionDim, Channels: []int{4, 4}, CondDim: 4, GroupSize: 2}, rand.New(rand.NewPCG(9, 9)), nil)
-		// Random weights everywhere (a new net's output layer starts at zero), so that every
-		// context frame and action value shows in what it imagines.
-		wr := rand.New(rand.NewPCG(9, 10))
-		for i, p := range net.Params() {
-			net.Params()[i] = p + float32(0.3*wr.NormFloat64())
-		}
-		ex, st, err := CounterfactualRewardExamples(in, eps, heldEvery, net, edm.DefaultEDM(), horizon, swaps, rand.New(rand.NewPCG(1, 2)))
+		net := randomNet(k, stride)
+		ex, st, err := CounterfactualRewardExamples(in, eps, heldEvery, net, edm.DefaultEDM(), horizon, swaps, 0, rand.New(rand.NewPCG(1, 2)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,5 +111,100 @@ func TestCounterfactualRewardExamples(t *testing.T) {
 		if differs == 0 {
 			t.Errorf("stride %d: every ending's labels equal its own episode's: the swap did not change an outcome", stride)
 		}
+	}
+}
+
+// randomNet is a small M_obs over k context frames taking policy steps of stride actions,
+// with random weights everywhere (a new net's output layer starts at zero), so that every
+// context frame and action value shows in what it imagines.
+func randomNet(k, stride int) *edm.Net[float32] {
+	net := edm.NewNet[float32](edm.Config{ImageSize: 16, Cameras: 2, History: k, ActionDim: stride * tabletop.ActionDim, Channels: []int{4, 4}, CondDim: 4, GroupSize: 2}, rand.New(rand.NewPCG(9, 9)), nil)
+	wr := rand.New(rand.NewPCG(9, 10))
+	for i, p := range net.Params() {
+		net.Params()[i] = p + float32(0.3*wr.NormFloat64())
+	}
+	return net
+}
+
+// TestCounterfactualRewardExamplesJitter: with action noise, each training ending is driven
+// by its own ending actions with fresh noise (policy steps of two actions): the imagined
+// frames are M_obs's with those jittered actions and the labels are the simulator's replay of
+// them — reproduced here by drawing the same stream in the same order — and some endings'
+// outcomes differ from the recorded ones (the noise changes what happens).
+func TestCounterfactualRewardExamplesJitter(t *testing.T) {
+	in, eps := replayEpisodes(t)
+	const heldEvery, stride, horizon, swaps, k, sigma = 5, 2, 3, 2, 4, 1.0
+	net := randomNet(k, stride)
+	ex, st, err := CounterfactualRewardExamples(in, eps, heldEvery, net, edm.DefaultEDM(), horizon, swaps, sigma, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	train, _ := splitIndexed(eps, heldEvery, tabletop.TaskCount(in.Suite))
+	ws := endingWindows(train, (k-1)*stride+1, horizon*stride)
+	if st.Unreplayable != 0 || st.Endings != swaps*len(ws) || len(ex) != st.Endings*horizon {
+		t.Fatalf("counts %+v with %d examples, want %d endings of %d frames", st, len(ex), swaps*len(ws), horizon)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	differs, succeeded := 0, 0
+	for i, w := range ws {
+		var context [][][]uint8
+		for f := k - 1; f >= 0; f-- {
+			context = append(context, w.ep.Frames[w.t-f*stride])
+		}
+		for sw := range swaps {
+			raw := jitterActions(w.ep.Actions[w.t:w.end], sigma, rng)
+			rep, ok, err := replayEnding(in, w.ep, w.e, w.t, raw)
+			if err != nil || !ok {
+				t.Fatalf("replay: %v %v", ok, err)
+			}
+			n := i*swaps + sw
+			for s, f := range net.Imagine(edm.DefaultEDM(), context, policySteps(raw, stride), rng) {
+				x := ex[n*horizon+s]
+				last := (s+1)*stride - 1
+				if !slices.Equal(f[0], x.Frames[0]) || x.Success != rep.success[last] || x.End != rep.ended[last] {
+					t.Fatalf("ending %d, step %d: not M_obs's frame and the simulator's labels for the episode's own jittered actions", n, s)
+				}
+			}
+			if rep.success[len(raw)-1] {
+				succeeded++
+			}
+			if rep.success[len(raw)-1] != w.ep.Success[w.end] {
+				differs++
+			}
+		}
+	}
+	if succeeded != st.Succeeded || differs == 0 {
+		t.Errorf("%d endings succeeded (counted %d), %d of %d outcomes changed by the noise; want some", succeeded, st.Succeeded, differs, st.Endings)
+	}
+}
+
+// TestJitterActions: noise of σ on the six motion values of every action, drawn in order
+// from the stream, clamped to [−1, 1]; the gripper command and the input are kept.
+func TestJitterActions(t *testing.T) {
+	in := [][]float64{{0, 0.5, -0.5, 0.9, -0.9, 0.1, 1}, {0.2, 0, 0, 0, 0, 0, -1}}
+	orig := [][]float64{slices.Clone(in[0]), slices.Clone(in[1])}
+	const sigma = 0.5
+	got := jitterActions(in, sigma, rand.New(rand.NewPCG(4, 4)))
+	z := rand.New(rand.NewPCG(4, 4))
+	clamped := 0
+	for a := range in {
+		if !slices.Equal(in[a], orig[a]) {
+			t.Fatalf("action %d changed in place: %v", a, in[a])
+		}
+		for i, v := range got[a] {
+			want := in[a][i]
+			if i < tabletop.ActionDim-1 {
+				want += sigma * z.NormFloat64()
+			}
+			if want > 1 || want < -1 {
+				want, clamped = max(-1, min(1, want)), clamped+1
+			}
+			if v != want {
+				t.Errorf("action %d value %d = %v, want %v", a, i, v, want)
+			}
+		}
+	}
+	if clamped == 0 {
+		t.Log("no value needed clamping with this stream") // the clamp is then unexercised
 	}
 }

@@ -39,6 +39,8 @@ func benchPixelWM(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	rewImagined := fs.Int("rew-imagined", 0, "also train M_rew on this many M_obs-imagined endings of --horizon steps per training episode, each imagined frame labelled as the real frame it stands for, so that it learns what a success looks like as M_obs draws it; 0 trains it on real frames only")
 	rewCounterfactual := fs.Int("rew-counterfactual", 0, "also train M_rew on this many M_obs-imagined endings of --horizon steps per training episode driven by another training episode's ending actions, each imagined frame labelled with what the simulator says those actions did at that step (the episode replayed to the ending's start, then the other's actions executed); teaches M_rew to judge imagined endings by their actions, not by where they start; 0 draws none")
 	cfSwaps := fs.Int("counterfactual-swaps", 1, "drive each held-out ending of the counterfactual evaluation by this many other held-out episodes' ending actions in turn (more verdicts from the same contexts: 40 endings resolve agreement to about ±8 points, 160 to ±4); at least 1")
+	cfJitter := fs.Float64("counterfactual-jitter", 0, "drive each held-out ending of the counterfactual evaluation by its own ending actions with fresh Gaussian noise of this σ on their motion values (action units, --counterfactual-swaps draws) instead of by others' actions: endings that differ as little as one GRPO group's; 0: others' actions")
+	rewCFJitter := fs.Float64("rew-counterfactual-jitter", 0, "with --rew-counterfactual: drive M_rew's counterfactual endings by the episode's own ending actions with noise of this σ instead of by another episode's; 0: another's")
 	heldEvery := fs.Int("held-every", def.HeldEvery, "hold out one episode in this many for the evaluation (≥ 2)")
 	gamma := fs.Float64("gamma", def.RewTrain.Focal.Gamma, "focal-loss γ of M_rew; 0 is the cross-entropy, larger focuses on the hard frames")
 	alpha := fs.Float64("alpha", def.RewTrain.Focal.Alpha, "focal-loss α in [0, 1) weighting the positive labels (0: no balancing); larger raises recall at the cost of precision")
@@ -76,7 +78,7 @@ func benchPixelWM(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if *cfSwaps < 1 {
 		return fmt.Errorf("bench pixel-wm: --counterfactual-swaps must be at least 1, got %d", *cfSwaps)
 	}
-	cfg.CounterfactualSwaps = *cfSwaps
+	cfg.CounterfactualSwaps, cfg.CounterfactualJitter, cfg.RewCounterfactualJitter = *cfSwaps, *cfJitter, *rewCFJitter
 	cfg.ObsSteps, cfg.RewSteps, cfg.EDM.Residual, cfg.ObsCheckpoint = *obsSteps, *rewSteps, *residual, *obsCheckpoint
 	if *sampleSteps < 1 {
 		return fmt.Errorf("bench pixel-wm: --sample-steps must be at least 1, got %d", *sampleSteps)
@@ -148,8 +150,12 @@ func printPixelWM(w io.Writer, r pixelwm.BenchResult) {
 		e.Transitions, e.RewardMAE, e.RewardRMSE, e.AtSuccess, e.SuccessSteps, e.Elsewhere, e.ReturnMAE)
 	printEndings(w, r.Endings)
 	if cf := r.Counterfactual; cf != nil && cf.Endings > 0 {
-		fmt.Fprintf(w, "M_rew on counterfactual endings (the simulator replays each held-out episode to %d steps before its end, then executes another's ending actions, %d others' in turn): %d endings, %d reached the goal\n",
-			cf.Horizon, max(cf.Swaps, 1), cf.Endings, cf.Succeeded)
+		driven := fmt.Sprintf("another's ending actions, %d others' in turn", max(cf.Swaps, 1))
+		if cf.Jitter > 0 {
+			driven = fmt.Sprintf("its own ending actions with noise σ %g, %d draws", cf.Jitter, cf.Swaps)
+		}
+		fmt.Fprintf(w, "M_rew on counterfactual endings (the simulator replays each held-out episode to %d steps before its end, then executes %s): %d endings, %d reached the goal\n",
+			cf.Horizon, driven, cf.Endings, cf.Succeeded)
 		for _, s := range []struct {
 			name string
 			c    pixelwm.Confusion
