@@ -114,10 +114,10 @@ func TestPixelPretrainConfigMapsSelfForcing(t *testing.T) {
 	c.WorldModel.Enabled, c.WorldModel.History, c.WorldModel.OfflineTrajectories = true, 4, 40
 	c.WorldModel.Behaviour = specs.WorldModelBehaviourExpertNoisy
 	px := specs.DefaultPixelWorldModel()
-	px.SelfForcing, px.SelfForcingFrom, px.RewCounterfactual = 4, 320, 2
+	px.SelfForcing, px.SelfForcingFrom, px.RewCounterfactual, px.RewCounterfactualJitter = 4, 320, 2, 0.3
 	c.WorldModel.Pixels = &px
 	got := PixelPretrainConfig(c, 1)
-	if got.RewCounterfactual != 2 || !reflect.DeepEqual(got.Collect, pixelCollectInput(c, 1)) {
+	if got.RewCounterfactual != 2 || got.RewCounterfactualJitter != 0.3 || !reflect.DeepEqual(got.Collect, pixelCollectInput(c, 1)) {
 		t.Errorf("counterfactual endings %d replayed with %+v; want 2 with the offline collection's input", got.RewCounterfactual, got.Collect)
 	}
 	if got.EDM.SelfForcing != 4 || got.EDM.SelfForcingFrom != 320 || got.ObsSteps != px.ObsSteps {

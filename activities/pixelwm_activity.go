@@ -95,7 +95,7 @@ func PixelPretrainConfig(c specs.Config, seed uint64) pixelwm.PretrainConfig {
 		Proprio: pro, ProprioTrain: proprio.DefaultTrainConfig(seed),
 		ObsSteps: px.ObsSteps, RewSteps: px.RewSteps, ProprioSteps: px.ProprioSteps,
 		HeldEvery: pixelHeldEvery, Horizon: pixelHorizon, Start: pixelwm.StartFor(stride, w.History), Seed: seed, Stride: stride,
-		RewImagined: px.RewImagined, RewCounterfactual: px.RewCounterfactual, Collect: pixelCollectInput(c, seed),
+		RewImagined: px.RewImagined, RewCounterfactual: px.RewCounterfactual, RewCounterfactualJitter: px.RewCounterfactualJitter, Collect: pixelCollectInput(c, seed),
 	}
 }
 

@@ -42,6 +42,7 @@ func TestPixelWorldModel(t *testing.T) {
       self_forcing      = 4
       self_forcing_from = 10
       rew_counterfactual = 3
+      rew_counterfactual_jitter = 0.3
     }
   }
   ablation "more_rew" {
@@ -55,7 +56,7 @@ func TestPixelWorldModel(t *testing.T) {
 	base, arm := exp.Arms[0].Config.WorldModel, exp.Arms[1].Config.WorldModel
 	want := DefaultPixelWorldModel()
 	want.ObsSteps, want.BehaviourNoise, want.Residual, want.SampleSteps, want.RewImagined = 12, 0.2, false, 3, 4
-	want.SelfForcing, want.SelfForcingFrom, want.RewCounterfactual = 4, 10, 3
+	want.SelfForcing, want.SelfForcingFrom, want.RewCounterfactual, want.RewCounterfactualJitter = 4, 10, 3, 0.3
 	if base.Pixels == nil || *base.Pixels != want || base.Behaviour != WorldModelBehaviourExpertNoisy {
 		t.Fatalf("base pixels = %+v (behaviour %q), want %+v (expert_noisy)", base.Pixels, base.Behaviour, want)
 	}
@@ -80,6 +81,7 @@ func TestPixelWorldModel(t *testing.T) {
 	// what to set.
 	for _, tc := range []struct{ px, want string }{
 		{`self_forcing = 5`, "world_model.pixels.self_forcing = 5 replaces up to that many of M_obs's context frames with its own predictions, and world_model.history = 4 gives it only 4"},
+		{`rew_counterfactual_jitter = 0.3`, "world_model.pixels.rew_counterfactual_jitter = 0.3 is the noise on the actions that drive M_rew's counterfactual endings, and rew_counterfactual is 0"},
 		{`self_forcing_from = 100`, "self_forcing_from = 100 switches self-forcing on at that M_obs step, and self_forcing is 0 over obs_steps = 400"},
 		{"\n      self_forcing      = 4\n      self_forcing_from = 400\n    ", "self_forcing_from = 400 switches self-forcing on at that M_obs step, and self_forcing is 4 over obs_steps = 400"},
 	} {

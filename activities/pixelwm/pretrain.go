@@ -46,7 +46,10 @@ type PretrainConfig struct {
 	// (CounterfactualRewardExamples, drawn when the M_rew phase begins); Collect must then
 	// be the input that collected the episodes, for the replays.
 	RewCounterfactual int
-	Collect           CollectInput
+	// RewCounterfactualJitter, when > 0, drives those endings by the episode's own ending
+	// actions with Gaussian noise of this standard deviation instead (jitterActions).
+	RewCounterfactualJitter float64
+	Collect                 CollectInput
 	// Stride is the environment actions per policy step (a policy with action chunks
 	// executes execute_steps of each): M_obs and the proprio head learn one prediction per
 	// policy step from the Strided episodes, with Obs.ActionDim and Proprio.ActionDim the
@@ -197,6 +200,8 @@ func (c PretrainConfig) Validate() error {
 	}
 	if c.RewCounterfactual < 0 {
 		errs = append(errs, fmt.Errorf("counterfactual endings per episode for M_rew must not be negative (0 draws none), got %d", c.RewCounterfactual))
+	} else if !(c.RewCounterfactualJitter >= 0 && c.RewCounterfactualJitter <= 2) || c.RewCounterfactualJitter > 0 && c.RewCounterfactual == 0 {
+		errs = append(errs, fmt.Errorf("counterfactual action noise must be 0 to 2 action units and needs counterfactual endings, got %g with %d endings per episode", c.RewCounterfactualJitter, c.RewCounterfactual))
 	} else if c.RewCounterfactual > 0 {
 		if err := c.Collect.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("counterfactual endings replay the offline episodes with the input that collected them: %w", err))
@@ -280,7 +285,7 @@ func Pretrain(ctx context.Context, c PretrainConfig, eps []Episode, resume *Pret
 		}
 		if c.RewCounterfactual > 0 {
 			// Also drawn again identically on a resume; the simulator replays the raw episodes.
-			cf, cst, err := CounterfactualRewardExamples(c.Collect, eps, c.HeldEvery, obs.Net, obs.EDM, c.Horizon, c.RewCounterfactual, 0, rewCounterfactualRand(c.Seed))
+			cf, cst, err := CounterfactualRewardExamples(c.Collect, eps, c.HeldEvery, obs.Net, obs.EDM, c.Horizon, c.RewCounterfactual, c.RewCounterfactualJitter, rewCounterfactualRand(c.Seed))
 			if err != nil {
 				return nil, err
 			}

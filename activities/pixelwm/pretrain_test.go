@@ -200,11 +200,18 @@ func TestPretrainStride(t *testing.T) {
 		return c
 	}
 	c := strided(tinyPretrain(7))
-	c.RewCounterfactual, c.Collect = 2, in
+	// Counterfactual endings of the episodes' own jittered actions (as accerl run's
+	// rew_counterfactual_jitter), 3 policy steps of 2 actions each.
+	c.RewCounterfactual, c.RewCounterfactualJitter, c.Collect = 2, 0.3, in
 	full, first := pretrainKeepingFirst(t, c, eps)
-	// Counterfactual endings of 3 policy steps of 2 actions each.
 	if cf := full.RewCounterfactual; cf == nil || cf.Endings == 0 || cf.Unreplayable != 0 || cf.Frames != cf.Endings*c.Horizon {
 		t.Errorf("counterfactual M_rew examples %+v, want some endings of %d frames", cf, c.Horizon)
+	}
+	// The noise reaches M_rew's examples: without it M_rew ends elsewhere, M_obs the same.
+	plain := c
+	plain.RewCounterfactualJitter = 0
+	if p, _ := pretrainKeepingFirst(t, plain, eps); bytes.Equal(p.Rew, full.Rew) || !bytes.Equal(p.Obs, full.Obs) {
+		t.Error("M_rew trained on jittered counterfactual endings equals the one trained on another's actions")
 	}
 	var obs edm.Trainer
 	if err := obs.UnmarshalBinary(full.Obs); err != nil || obs.Net.Config().ActionDim != 14 {
@@ -220,7 +227,7 @@ func TestPretrainStride(t *testing.T) {
 
 	// An action-at-a-time checkpoint, resumed by the strided config, stays action at a time.
 	old := tinyPretrain(7)
-	old.RewSteps, old.ProprioSteps, old.RewCounterfactual, old.Collect = 20, 20, 2, in
+	old.RewSteps, old.ProprioSteps, old.RewCounterfactual, old.RewCounterfactualJitter, old.Collect = 20, 20, 2, 0.3, in
 	oldFull, oldFirst := pretrainKeepingFirst(t, old, eps)
 	res, err = Pretrain(context.Background(), c, eps, oldFirst, func(*PretrainState) error { return nil })
 	if err != nil || !bytes.Equal(res.Obs, oldFull.Obs) || !bytes.Equal(res.Proprio, oldFull.Proprio) || !reflect.DeepEqual(res.Scores, oldFull.Scores) {

@@ -156,6 +156,9 @@ type sampleResult struct {
 	RewImagined int `json:"rew_imagined,omitempty"`
 	// RewCounterfactual is --rew-counterfactual (world_model.pixels.rew_counterfactual).
 	RewCounterfactual int `json:"rew_counterfactual,omitempty"`
+	// RewCounterfactualJitter is --rew-counterfactual-jitter
+	// (world_model.pixels.rew_counterfactual_jitter).
+	RewCounterfactualJitter float64 `json:"rew_counterfactual_jitter,omitempty"`
 	// HorizonMax is --horizon-max (world_model.horizon.end; absent: 50).
 	HorizonMax int `json:"horizon_max,omitempty"`
 	// SelfForcing and SelfForcingFrom are --self-forcing and --self-forcing-from
@@ -207,6 +210,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	graded := fs.Bool("graded-imagined", false, "with --grpo-group: the world-model arm ranks the imagined rollouts of a start by how far each took M_rew's p_success, with mean-centred advantages, instead of by its success verdict (world_model.pixels.graded)")
 	rewImagined := fs.Int("rew-imagined", 0, "with --env tabletop: the world-model arm's M_rew also pretrains on this many M_obs-imagined endings per offline episode, labelled as the real frames they stand for (world_model.pixels.rew_imagined, at most 64; 0: real frames only)")
 	rewCF := fs.Int("rew-counterfactual", 0, "with --env tabletop: the world-model arm's M_rew also pretrains on this many M_obs-imagined endings per offline episode driven by another episode's actions, labelled by the simulator's replay of them (world_model.pixels.rew_counterfactual, at most 64; 0: none)")
+	rewCFJitter := fs.Float64("rew-counterfactual-jitter", 0, "with --rew-counterfactual: drive M_rew's counterfactual endings by each episode's own ending actions with fresh Gaussian noise of this σ on their motion values instead of by another episode's (world_model.pixels.rew_counterfactual_jitter; 0: another's)")
 	horizonMax := fs.Int("horizon-max", 0, "with --env tabletop: the world-model arm's imagination horizon rises to at most this many policy steps (world_model.horizon.end; 0: 50), e.g. the horizon M_rew's counterfactual verdicts were measured at")
 	selfForcing := fs.Int("self-forcing", 0, "with --env tabletop: M_obs pretrains with up to this many of its own predictions in the context from --self-forcing-from on (world_model.pixels.self_forcing; 0: off)")
 	selfForcingFrom := fs.Int("self-forcing-from", 0, "with --self-forcing: the M_obs pretraining step it starts at, below --obs-steps (world_model.pixels.self_forcing_from; late, e.g. 1600 of 2000, is what helped)")
@@ -259,6 +263,9 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 				return fmt.Errorf("--%s %d: give the imagined endings per offline episode, 1 to 64, or 0 for none", f.flag, f.n)
 			}
 		}
+		if !(*rewCFJitter >= 0 && *rewCFJitter <= 2) || *rewCFJitter > 0 && *rewCF == 0 {
+			return fmt.Errorf("--rew-counterfactual-jitter %g: give the noise σ (action units, 0 to 2; 0.3 was measured) on the episodes' own actions that drive M_rew's counterfactual endings, with --rew-counterfactual N", *rewCFJitter)
+		}
 		if *horizonMax < 0 {
 			return fmt.Errorf("--horizon-max %d: give the longest imagination in policy steps, at least 1, or 0 for 50", *horizonMax)
 		}
@@ -266,8 +273,13 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			*selfForcingFrom < 0 || *selfForcingFrom > 0 && (*selfForcing == 0 || *selfForcingFrom >= obs) {
 			return fmt.Errorf("--self-forcing %d --self-forcing-from %d: give a depth of 1 to 4 (M_obs's context frames; 4 was measured) and a start below --obs-steps (%d), or 0 for neither", *selfForcing, *selfForcingFrom, obs)
 		}
-	} else if *obsSteps != 0 || *cacheDir != "" || set["wm-fit-steps"] || *vlaLayers != 0 || *pretrainFrom != "" || *grpoGroup != 0 || *imgTemp != 0 || *graded || *rewImagined != 0 || *rewCF != 0 || *horizonMax != 0 || *selfForcing != 0 || *selfForcingFrom != 0 {
-		return fmt.Errorf("--obs-steps, --wm-fit-steps, --bc-cache, --vla-layers, --pretrain-from, --grpo-group, --imagined-temperature, --graded-imagined, --rew-imagined, --rew-counterfactual, --horizon-max and --self-forcing(-from) are for --env tabletop (the pixel world model and the cloned VLA)")
+	} else {
+		for _, name := range []string{"obs-steps", "wm-fit-steps", "bc-cache", "vla-layers", "pretrain-from", "grpo-group", "imagined-temperature",
+			"graded-imagined", "rew-imagined", "rew-counterfactual", "rew-counterfactual-jitter", "horizon-max", "self-forcing", "self-forcing-from"} {
+			if set[name] {
+				return fmt.Errorf("--%s is for --env tabletop (the pixel world model and the cloned VLA); drop it, or add --env tabletop", name)
+			}
+		}
 	}
 	if *vlaLayers < 0 {
 		return fmt.Errorf("--vla-layers %d: give the micro-VLA's transformer blocks, at least 1 (0 keeps 2)", *vlaLayers)
@@ -314,7 +326,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		res.Suite, ev.bc, ev.check = *suite, cache, fmt.Sprintf("tabletop-%s-vla", *suite)
 		res.VLALayers, res.PretrainFrom, res.GRPOGroup, res.ImaginedTemperature, res.GradedImagined = *vlaLayers, *pretrainFrom, *grpoGroup, *imgTemp, *graded
 		res.RewImagined, res.RewCounterfactual = *rewImagined, *rewCF
-		res.HorizonMax, res.SelfForcing, res.SelfForcingFrom = *horizonMax, *selfForcing, *selfForcingFrom
+		res.HorizonMax, res.SelfForcing, res.SelfForcingFrom, res.RewCounterfactualJitter = *horizonMax, *selfForcing, *selfForcingFrom, *rewCFJitter
 	}
 	criterion := fmt.Sprintf("the mean of the last %d training episodes", *window)
 	if *evalEps > 0 {
@@ -343,6 +355,9 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	fmt.Fprintf(stdout, "%s: online env steps until %s reaches %g; budget %d steps per arm; world model pretrained on %d %s episodes, imagination ratio %g%s\n",
 		envLabel(*envKind, *suite), criterion, *target, *budget, *offline, behaviour, *ratio, recipe)
+	if *rewCFJitter > 0 {
+		recipe += fmt.Sprintf("; the counterfactual endings driven by the episodes' own actions with noise σ %g", *rewCFJitter)
+	}
 	if *horizonMax > 0 {
 		recipe += fmt.Sprintf("; imagination at most %d policy steps", *horizonMax)
 	}
@@ -350,7 +365,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		recipe += fmt.Sprintf("; M_obs self-forced (depth %d) from step %d", *selfForcing, *selfForcingFrom)
 	}
 	wmFlags := tabletopWMFlags{temperature: *imgTemp, graded: *graded, rewImagined: *rewImagined, rewCounterfactual: *rewCF,
-		selfForcing: *selfForcing, selfForcingFrom: *selfForcingFrom, horizonMax: *horizonMax}
+		selfForcing: *selfForcing, selfForcingFrom: *selfForcingFrom, horizonMax: *horizonMax, rewCounterfactualJitter: *rewCFJitter}
 	var ratios, ratiosOff []float64
 	for _, seed := range seeds {
 		var base, wmCfg specs.Config
@@ -502,6 +517,7 @@ type tabletopWMFlags struct {
 	temperature                                                  float64
 	graded                                                       bool
 	rewImagined, rewCounterfactual, selfForcing, selfForcingFrom int
+	rewCounterfactualJitter                                      float64
 	horizonMax                                                   int // 0: the schedule's end stays
 }
 
@@ -510,7 +526,7 @@ type tabletopWMFlags struct {
 func (f tabletopWMFlags) apply(c *specs.Config) {
 	px := c.WorldModel.Pixels
 	px.Temperature, px.Graded, px.RewImagined, px.RewCounterfactual = f.temperature, f.graded, f.rewImagined, f.rewCounterfactual
-	px.SelfForcing, px.SelfForcingFrom = f.selfForcing, f.selfForcingFrom
+	px.SelfForcing, px.SelfForcingFrom, px.RewCounterfactualJitter = f.selfForcing, f.selfForcingFrom, f.rewCounterfactualJitter
 	if h := &c.WorldModel.Horizon; f.horizonMax > 0 {
 		h.End, h.Start = f.horizonMax, min(h.Start, f.horizonMax)
 	}

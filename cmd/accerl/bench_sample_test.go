@@ -198,17 +198,17 @@ func TestSampleTabletopFlags(t *testing.T) {
 		{[]string{"--env", "tabletop", "--suite", "kitchen"}, `--suite "kitchen": choose one of goal, long, object, spatial`},
 		{[]string{"--env", "tabletop", "--offline", "5"}, "--offline 5: the pixel world model holds out one episode in ten"},
 		{[]string{"--env", "tabletop", "--imagination-ratio", "1"}, "--imagination-ratio 1: give a share in (0, 1)"},
-		{[]string{"--obs-steps", "10"}, "--obs-steps, --wm-fit-steps, --bc-cache, --vla-layers, --pretrain-from, --grpo-group, --imagined-temperature, --graded-imagined, --rew-imagined, --rew-counterfactual, --horizon-max and --self-forcing(-from) are for --env tabletop"},
-		{[]string{"--wm-fit-steps", "4"}, "--obs-steps, --wm-fit-steps, --bc-cache, --vla-layers, --pretrain-from, --grpo-group, --imagined-temperature, --graded-imagined, --rew-imagined, --rew-counterfactual, --horizon-max and --self-forcing(-from) are for --env tabletop"},
+		{[]string{"--obs-steps", "10"}, "--obs-steps is for --env tabletop (the pixel world model and the cloned VLA); drop it, or add --env tabletop"},
+		{[]string{"--wm-fit-steps", "4"}, "--wm-fit-steps is for --env tabletop (the pixel world model and the cloned VLA); drop it, or add --env tabletop"},
 		{[]string{"--env", "tabletop", "--obs-steps", "-1"}, "--obs-steps -1: give a positive number"},
 		{[]string{"--env", "tabletop", "--wm-fit-steps", "-2"}, "--wm-fit-steps -2: give a positive number"},
-		{[]string{"--vla-layers", "3"}, "--pretrain-from, --grpo-group, --imagined-temperature, --graded-imagined, --rew-imagined, --rew-counterfactual, --horizon-max and --self-forcing(-from) are for --env tabletop"},
-		{[]string{"--pretrain-from", "x.model"}, "--pretrain-from, --grpo-group, --imagined-temperature, --graded-imagined, --rew-imagined, --rew-counterfactual, --horizon-max and --self-forcing(-from) are for --env tabletop"},
-		{[]string{"--grpo-group", "8"}, "--pretrain-from, --grpo-group, --imagined-temperature, --graded-imagined, --rew-imagined, --rew-counterfactual, --horizon-max and --self-forcing(-from) are for --env tabletop"},
-		{[]string{"--imagined-temperature", "0.3"}, "--pretrain-from, --grpo-group, --imagined-temperature, --graded-imagined, --rew-imagined, --rew-counterfactual, --horizon-max and --self-forcing(-from) are for --env tabletop"},
-		{[]string{"--graded-imagined"}, "--imagined-temperature, --graded-imagined, --rew-imagined, --rew-counterfactual, --horizon-max and --self-forcing(-from) are for --env tabletop"},
-		{[]string{"--rew-imagined", "4"}, "--graded-imagined, --rew-imagined, --rew-counterfactual, --horizon-max and --self-forcing(-from) are for --env tabletop"},
-		{[]string{"--rew-counterfactual", "2"}, "--rew-imagined, --rew-counterfactual, --horizon-max and --self-forcing(-from) are for --env tabletop"},
+		{[]string{"--vla-layers", "3"}, "--vla-layers is for --env tabletop (the pixel world model and the cloned VLA); drop it, or add --env tabletop"},
+		{[]string{"--pretrain-from", "x.model"}, "--pretrain-from is for --env tabletop (the pixel world model and the cloned VLA); drop it, or add --env tabletop"},
+		{[]string{"--grpo-group", "8"}, "--grpo-group is for --env tabletop (the pixel world model and the cloned VLA); drop it, or add --env tabletop"},
+		{[]string{"--imagined-temperature", "0.3"}, "--imagined-temperature is for --env tabletop (the pixel world model and the cloned VLA); drop it, or add --env tabletop"},
+		{[]string{"--graded-imagined"}, "--graded-imagined is for --env tabletop"},
+		{[]string{"--rew-imagined", "4"}, "--rew-imagined is for --env tabletop (the pixel world model and the cloned VLA); drop it, or add --env tabletop"},
+		{[]string{"--rew-counterfactual", "2"}, "--rew-counterfactual is for --env tabletop (the pixel world model and the cloned VLA); drop it, or add --env tabletop"},
 		{[]string{"--env", "tabletop", "--rew-imagined", "65"}, "--rew-imagined 65: give the imagined endings per offline episode, 1 to 64, or 0 for none"},
 		{[]string{"--env", "tabletop", "--rew-counterfactual", "-1"}, "--rew-counterfactual -1: give the imagined endings per offline episode, 1 to 64, or 0 for none"},
 		{[]string{"--env", "tabletop", "--graded-imagined"}, "--graded-imagined ranks the imagined rollouts of a start against each other under GRPO; give --grpo-group 8"},
@@ -217,8 +217,11 @@ func TestSampleTabletopFlags(t *testing.T) {
 		{[]string{"--env", "tabletop", "--grpo-group", "1"}, "--grpo-group 1: GRPO compares the imagined rollouts of a start with each other; give at least 2"},
 		{[]string{"--env", "tabletop", "--grpo-group", "-3"}, "--grpo-group -3: GRPO compares"},
 		{[]string{"--env", "tabletop", "--vla-layers", "-1"}, "--vla-layers -1: give the micro-VLA's transformer blocks, at least 1"},
-		{[]string{"--horizon-max", "10"}, "--horizon-max and --self-forcing(-from) are for --env tabletop"},
-		{[]string{"--self-forcing", "4"}, "--horizon-max and --self-forcing(-from) are for --env tabletop"},
+		{[]string{"--horizon-max", "10"}, "--horizon-max is for --env tabletop (the pixel world model and the cloned VLA); drop it, or add --env tabletop"},
+		{[]string{"--self-forcing", "4"}, "--self-forcing is for --env tabletop (the pixel world model and the cloned VLA); drop it, or add --env tabletop"},
+		{[]string{"--rew-counterfactual-jitter", "0.3"}, "--rew-counterfactual-jitter is for --env tabletop"},
+		{[]string{"--env", "tabletop", "--rew-counterfactual-jitter", "0.3"}, "--rew-counterfactual-jitter 0.3: give the noise σ (action units, 0 to 2; 0.3 was measured) on the episodes' own actions that drive M_rew's counterfactual endings, with --rew-counterfactual N"},
+		{[]string{"--env", "tabletop", "--rew-counterfactual", "4", "--rew-counterfactual-jitter", "3"}, "--rew-counterfactual-jitter 3: give the noise σ"},
 		{[]string{"--env", "tabletop", "--horizon-max", "-1"}, "--horizon-max -1: give the longest imagination in policy steps, at least 1, or 0 for 50"},
 		{[]string{"--env", "tabletop", "--self-forcing", "5"}, "--self-forcing 5 --self-forcing-from 0: give a depth of 1 to 4"},
 		{[]string{"--env", "tabletop", "--self-forcing-from", "100"}, "--self-forcing 0 --self-forcing-from 100: give a depth of 1 to 4"},
@@ -238,12 +241,13 @@ func TestSampleTabletopFlags(t *testing.T) {
 // the horizon schedule that `accerl run` reads, and nothing else moves.
 func TestTabletopWMFlagsApply(t *testing.T) {
 	base := sampleTabletopWM(sampleTabletopConfig("spatial", 4096, true), 200, 0.5, 2000, 8, 8)
-	f := tabletopWMFlags{temperature: 0.3, graded: true, rewImagined: 1, rewCounterfactual: 4, selfForcing: 4, selfForcingFrom: 1600, horizonMax: 3}
+	f := tabletopWMFlags{temperature: 0.3, graded: true, rewImagined: 1, rewCounterfactual: 4, rewCounterfactualJitter: 0.3, selfForcing: 4, selfForcingFrom: 1600, horizonMax: 3}
 	got := base.Clone()
 	f.apply(&got)
 	want := base.Clone()
 	px := want.WorldModel.Pixels
 	px.Temperature, px.Graded, px.RewImagined, px.RewCounterfactual, px.SelfForcing, px.SelfForcingFrom = 0.3, true, 1, 4, 4, 1600
+	px.RewCounterfactualJitter = 0.3
 	// A cap below the schedule's start of 5 starts it at the cap.
 	want.WorldModel.Horizon.Start, want.WorldModel.Horizon.End = 3, 3
 	if !reflect.DeepEqual(got, want) {
