@@ -351,12 +351,11 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		recipe += "; imagined groups ranked by M_rew's p_success change"
 	}
 	if *rewImagined+*rewCF > 0 {
-		recipe += fmt.Sprintf("; M_rew also trained on %d imagined endings per offline episode (%d with another's actions, labelled by the simulator)", *rewImagined+*rewCF, *rewCF)
-	}
-	fmt.Fprintf(stdout, "%s: online env steps until %s reaches %g; budget %d steps per arm; world model pretrained on %d %s episodes, imagination ratio %g%s\n",
-		envLabel(*envKind, *suite), criterion, *target, *budget, *offline, behaviour, *ratio, recipe)
-	if *rewCFJitter > 0 {
-		recipe += fmt.Sprintf("; the counterfactual endings driven by the episodes' own actions with noise σ %g", *rewCFJitter)
+		driven := "another's actions"
+		if *rewCFJitter > 0 {
+			driven = fmt.Sprintf("the episode's own actions with noise σ %g", *rewCFJitter)
+		}
+		recipe += fmt.Sprintf("; M_rew also trained on %d imagined endings per offline episode (%d driven by %s, labelled by the simulator)", *rewImagined+*rewCF, *rewCF, driven)
 	}
 	if *horizonMax > 0 {
 		recipe += fmt.Sprintf("; imagination at most %d policy steps", *horizonMax)
@@ -364,6 +363,8 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *selfForcing > 0 {
 		recipe += fmt.Sprintf("; M_obs self-forced (depth %d) from step %d", *selfForcing, *selfForcingFrom)
 	}
+	fmt.Fprintf(stdout, "%s: online env steps until %s reaches %g; budget %d steps per arm; world model pretrained on %d %s episodes, imagination ratio %g%s\n",
+		envLabel(*envKind, *suite), criterion, *target, *budget, *offline, behaviour, *ratio, recipe)
 	wmFlags := tabletopWMFlags{temperature: *imgTemp, graded: *graded, rewImagined: *rewImagined, rewCounterfactual: *rewCF,
 		selfForcing: *selfForcing, selfForcingFrom: *selfForcingFrom, horizonMax: *horizonMax, rewCounterfactualJitter: *rewCFJitter}
 	var ratios, ratiosOff []float64

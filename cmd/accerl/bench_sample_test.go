@@ -235,6 +235,20 @@ func TestSampleTabletopFlags(t *testing.T) {
 			t.Errorf("%v: got %v, want an error containing %q", tc.args, err, tc.want)
 		}
 	}
+	// The header names the world-model arm's recipe before the first arm runs (here the
+	// missing clone stops it).
+	var out strings.Builder
+	args := []string{"--env", "tabletop", "--seeds", "4", "--pretrain-from", "/nonexistent/clone.model", "--rew-counterfactual", "4",
+		"--rew-counterfactual-jitter", "0.3", "--horizon-max", "10", "--self-forcing", "4", "--self-forcing-from", "100"}
+	if err := benchSample(context.Background(), args, &out, io.Discard); err == nil {
+		t.Fatal("a missing clone ran")
+	}
+	for _, want := range []string{"(4 driven by the episode's own actions with noise σ 0.3, labelled by the simulator)",
+		"; imagination at most 10 policy steps", "; M_obs self-forced (depth 4) from step 100"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("header %q lacks %q", out.String(), want)
+		}
+	}
 }
 
 // TestTabletopWMFlagsApply: the world-model arm's pixel flags land in the pixels block and
