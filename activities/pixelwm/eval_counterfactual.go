@@ -22,7 +22,8 @@ import (
 // learns only as far as these verdicts agree with the truth.
 type CounterfactualEval struct {
 	Horizon int `json:"horizon"`
-	// Swaps is the number of other episodes' actions each held-out ending is driven by.
+	// Swaps is the number of other episodes' actions each held-out ending is driven by (with
+	// Jitter, the number of noisy draws of its own).
 	Swaps int `json:"swaps,omitempty"`
 	// Jitter, when > 0, is the noise on the episode's own ending actions that drove each
 	// ending instead (Swaps draws of it per held-out ending).
@@ -179,10 +180,12 @@ func EvaluateCounterfactual(in CollectInput, eps []Episode, heldEvery int, net *
 		var outcomes []bool
 		var real, imagined []float64
 		for j := 1; j <= ev.Swaps; j++ {
-			o := ws[(i+j)%len(ws)]
-			actions := o.ep.Actions[o.t:o.end]
+			var actions [][]float64
 			if jitter > 0 {
 				actions = jitterActions(w.ep.Actions[w.t:w.end], jitter, rng)
+			} else {
+				o := ws[(i+j)%len(ws)]
+				actions = o.ep.Actions[o.t:o.end]
 			}
 			rep, ok, err := replayEnding(in, w.ep, w.e, w.t, actions)
 			if err != nil {

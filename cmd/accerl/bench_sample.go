@@ -512,7 +512,7 @@ func sampleTabletopWM(base specs.Config, offline int, ratio float64, obsSteps, f
 }
 
 // tabletopWMFlags are the world-model arm's pixel flags (--imagined-temperature,
-// --graded-imagined, --rew-imagined, --rew-counterfactual, --self-forcing(-from),
+// --graded-imagined, --rew-imagined, --rew-counterfactual(-jitter), --self-forcing(-from),
 // --horizon-max), checked before the arms run.
 type tabletopWMFlags struct {
 	temperature                                                  float64
