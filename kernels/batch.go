@@ -29,6 +29,12 @@ type Batch struct {
 	// Frames holds each sample's frame (N) for a network that reads frames
 	// ([FrameNetwork]); nil otherwise. Pieces then carry NextFrame.
 	Frames [][]byte
+	// Temperatures, when not nil, holds each sample's temperature (N) for a network that
+	// evaluates rows at temperatures of their own ([TemperedNetwork]): the learner
+	// computes the sample's log-probabilities, entropies and ratios at it, the
+	// distribution its action was drawn from (0: the network's own). LogProbs must be
+	// recorded at the same temperature.
+	Temperatures []float64
 }
 
 // Piece marks samples [Start, Start+Len) of a [Batch] as consecutive steps

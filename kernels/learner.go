@@ -134,6 +134,7 @@ type PolicyLearner struct {
 	logRho, boot             []float64
 	bootScratch              BootstrapScratch
 	frames                   [][]byte
+	temps                    []float64 // minibatch temperatures (Batch.Temperatures)
 	obs, cont                []float64 // minibatch
 	tokens                   []int
 	lp, ent, val, oldLP      []float64
@@ -154,6 +155,11 @@ func (l *PolicyLearner) Update(b *Batch, rng *rand.Rand) (UpdateStats, error) {
 		return UpdateStats{}, fmt.Errorf("learner update: %w", err)
 	}
 	l.checkBatch(b)
+	if b.Temperatures != nil {
+		// The temperatures are this batch's rows'; later passes (acting, another batch)
+		// evaluate at the network's own.
+		defer setTemperatures(l.Model, nil)
+	}
 	if l.Cfg.Minibatches > b.N {
 		return UpdateStats{}, fmt.Errorf("learner update: %d samples cannot fill %d minibatches", b.N, l.Cfg.Minibatches)
 	}
@@ -218,6 +224,9 @@ func (l *PolicyLearner) prepare(b *Batch) RatioStats {
 		var a Actions
 		if b.Frames != nil {
 			setFrames(m, b.Frames[lo:hi])
+		}
+		if b.Temperatures != nil {
+			setTemperatures(m, b.Temperatures[lo:hi])
 		}
 		if mc.Head == HeadGaussian {
 			a.Continuous = b.ContActions[lo*ad : hi*ad]

@@ -109,6 +109,13 @@ func (l *PolicyLearner) lossAndGrad(b *Batch, idx []int) LossTerms {
 		}
 		setFrames(m, l.frames)
 	}
+	if b.Temperatures != nil {
+		l.temps = l.temps[:0]
+		for _, i := range idx {
+			l.temps = append(l.temps, b.Temperatures[i])
+		}
+		setTemperatures(m, l.temps)
+	}
 
 	m.ZeroGrads()
 	m.Evaluate(l.obs, n, a, l.lp, l.ent, l.val)
@@ -133,6 +140,12 @@ func (l *PolicyLearner) checkBatch(b *Batch) {
 	}
 	if b.Frames != nil {
 		checkN(op+" batch frames", b.N, len(b.Frames))
+	}
+	if b.Temperatures != nil {
+		checkN(op+" batch temperatures", b.N, len(b.Temperatures))
+		if _, ok := m.(TemperedNetwork); !ok {
+			panic(fmt.Sprintf("kernels: %s: the batch has per-sample temperatures, the network (%T) evaluates at its own only", op, m))
+		}
 	}
 	if mc.Head == HeadGaussian {
 		checkN(op+" batch actions (N×ActionDims)", b.N*mc.ActionDims, len(b.ContActions))

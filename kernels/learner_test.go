@@ -383,6 +383,8 @@ func TestPolicyLearnerBatchMisuse(t *testing.T) {
 		{"gap in pieces", func(b *Batch) { b.Pieces[1].Start = 4 }, "piece 1"},
 		{"missing next obs", func(b *Batch) { b.Pieces[0].NextObs = nil }, "NextObs"},
 		{"pieces too short", func(b *Batch) { b.Pieces = b.Pieces[:1] }, "cover 3 samples"},
+		{"short temperatures", func(b *Batch) { b.Temperatures = []float64{1} }, "temperatures"},
+		{"temperatures for a network without them", func(b *Batch) { b.Temperatures = make([]float64, b.N) }, "per-sample temperatures"},
 	} {
 		bb := *b
 		bb.Pieces = append([]Piece(nil), b.Pieces...)
@@ -396,6 +398,70 @@ func TestPolicyLearnerBatchMisuse(t *testing.T) {
 			}()
 			l.Update(&bb, rand.New(rand.NewPCG(1, 2)))
 		}()
+	}
+}
+
+// temperedRecorder is a categorical Policy that takes per-row temperatures and checks, at
+// every Evaluate, that row i's is 1 + its one-hot observation's index (policyBandit's
+// context): the learner hands each minibatch the temperatures of its own rows.
+type temperedRecorder struct {
+	*Policy
+	t      *testing.T
+	temps  []float64
+	calls  int // Evaluate calls with temperatures
+	rows   int // rows checked
+	latest bool
+}
+
+func (r *temperedRecorder) SetTemperatures(temps []float64) { r.temps, r.latest = temps, temps != nil }
+
+func (r *temperedRecorder) Evaluate(obs []float64, n int, a Actions, logp, ent, val []float64) {
+	if r.temps != nil {
+		if len(r.temps) != n {
+			r.t.Fatalf("Evaluate of %d rows with %d temperatures", n, len(r.temps))
+		}
+		d := len(obs) / n
+		for i := range n {
+			ctx := 0
+			for j, v := range obs[i*d : (i+1)*d] {
+				if v == 1 {
+					ctx = j
+				}
+			}
+			if r.temps[i] != float64(1+ctx) {
+				r.t.Fatalf("row %d (context %d) evaluated at temperature %v, want its own %d", i, ctx, r.temps[i], 1+ctx)
+			}
+		}
+		r.calls++
+		r.rows += n
+	}
+	r.Policy.Evaluate(obs, n, a, logp, ent, val)
+}
+
+// A batch with per-sample temperatures reaches a TemperedNetwork row by row: the lag pass
+// over the whole batch and every shuffled minibatch get their rows' own, and after the
+// update the network evaluates at its own temperature again (nil).
+func TestPolicyLearnerTemperatures(t *testing.T) {
+	l, b, rng := banditLearner(DefaultLearnerConfig(AlgoPPO), 5)
+	rec := &temperedRecorder{Policy: l.Model.(*Policy), t: t}
+	l.Model = rec
+	b.Temperatures = make([]float64, b.N)
+	for i := range b.N {
+		for j, v := range b.Obs[i*3 : (i+1)*3] {
+			if v == 1 {
+				b.Temperatures[i] = float64(1 + j)
+			}
+		}
+	}
+	if _, err := l.Update(b, rng); err != nil {
+		t.Fatal(err)
+	}
+	// 4 epochs × 4 minibatches of the 16 rows, and the lag pass over them all.
+	if cfg := l.Cfg; rec.rows != (cfg.Epochs+1)*b.N || rec.calls < cfg.Epochs*cfg.Minibatches+1 {
+		t.Fatalf("%d rows in %d evaluations with temperatures, want %d rows (every epoch and the lag pass)", rec.rows, rec.calls, (cfg.Epochs+1)*b.N)
+	}
+	if rec.latest {
+		t.Fatal("the network keeps the batch's temperatures after the update")
 	}
 }
 

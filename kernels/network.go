@@ -56,6 +56,16 @@ type FrameNetwork interface {
 	SetFrames(frames [][]byte)
 }
 
+// TemperedNetwork is a Network whose training pass can evaluate rows at temperatures of
+// their own (the VLA policy): the log-probabilities of actions that were sampled at
+// another temperature than the network's ([Batch.Temperatures]).
+type TemperedNetwork interface {
+	Network
+	// SetTemperatures gives the temperatures of the rows of the next Evaluate calls,
+	// temps[i] for row i (0: the network's own); nil evaluates every row at its own.
+	SetTemperatures(temps []float64)
+}
+
 var _ Network = (*Policy)(nil)
 
 // SyncParams implements [Network]: a Policy computes with Params itself.
@@ -66,6 +76,14 @@ func (p *Policy) ParamName(i int) string { return p.paramName(i) }
 
 // CloneNetwork implements [Network].
 func (p *Policy) CloneNetwork() Network { return p.Clone() }
+
+// setTemperatures hands per-row temperatures (nil: none) to m when it takes them; the
+// learner checked that a batch with temperatures has a network that does (checkBatch).
+func setTemperatures(m Network, temps []float64) {
+	if t, ok := m.(TemperedNetwork); ok {
+		t.SetTemperatures(temps)
+	}
+}
 
 // setFrames hands frames to m when it reads them.
 func setFrames(m Network, frames [][]byte) {

@@ -35,6 +35,7 @@ const (
 	attrProprioFit     = "proprio_fit_steps"
 	attrGroup          = "group"
 	attrGraded         = "graded"
+	attrTempered       = "tempered"
 	attrRewImagined    = "rew_imagined"
 	attrRewCounterfact = "rew_counterfactual"
 	attrRewCFJitter    = "rew_counterfactual_jitter"
@@ -158,10 +159,18 @@ type PixelWorldModel struct {
 	// its own temperature: the update treats imagined actions as the policy's own samples,
 	// so that with GRPO the rollouts of a start differ more and more of their groups
 	// disagree. It has no importance weight for the other temperature (a bias toward the
-	// imagined rollouts' actions, which the clip bounds per update). [0, 10]; 0 (the
+	// imagined rollouts' actions, which the clip bounds per update; Tempered trains them
+	// at this temperature instead). [0, 10]; 0 (the
 	// default) is the policy's temperature. Omitted from the JSON while 0, so specs
 	// without it keep their hash.
 	Temperature float64 `json:"temperature,omitempty"`
+	// Tempered (with temperature) records each imagined action's log-probability at the
+	// temperature it was sampled at instead, and the update evaluates it there too: on the
+	// imagined steps it is the on-policy update of the tempered policy, which shares the
+	// policy's logits, without the pull toward the sampler's distribution (a flatter
+	// policy) that evaluating the sampled actions at the policy's low temperature has.
+	// Omitted from the JSON while false, so specs without it keep their hash.
+	Tempered bool `json:"tempered,omitempty"`
 	// Graded ranks the rollouts of a start (with group ≥ 2 and GRPO) by how far each took
 	// M_rew's p_success (its last imagined frame's less the start's) instead of by its
 	// verdict at ½, with mean-centred advantages (R − mean(R), no division by the std, as
@@ -275,6 +284,7 @@ var pixelWorldModelSchema = &hcl.BodySchema{
 		{Name: attrProprioFit},
 		{Name: attrGroup},
 		{Name: attrTemp},
+		{Name: attrTempered},
 		{Name: attrGraded},
 		{Name: attrRewImagined},
 		{Name: attrRewCounterfact},
@@ -356,6 +366,7 @@ func (d *decoder) decodePixelWorldModel(block *hcl.Block, p **PixelWorldModel) {
 	d.setInt(a, pre, attrProprioFit, &cp.ProprioFitSteps, between(0, 1e6))
 	d.setInt(a, pre, attrGroup, &cp.Group, between(0, 1024))
 	d.setFloat(a, pre, attrTemp, &cp.Temperature, between(0, 10))
+	d.setBool(a, pre, attrTempered, &cp.Tempered)
 	d.setBool(a, pre, attrGraded, &cp.Graded)
 	d.setInt(a, pre, attrRewImagined, &cp.RewImagined, between(0, 64))
 	d.setInt(a, pre, attrRewCounterfact, &cp.RewCounterfactual, between(0, 64))
@@ -448,6 +459,10 @@ func checkPixelWorldModel(c Config, src *sources, add func(subject hcl.Range, su
 		add(src.blame(pathWorldModelPixels, pathImaginationRatio), "Imagined sampling temperature without imagined training",
 			fmt.Sprintf("world_model.pixels.temperature = %g samples the actions of imagined rollouts, and imagination_ratio is %g, so nothing is imagined. Set imagination_ratio > 0 (with the VLA in sync mode), or drop temperature.",
 				px.Temperature, w.ImaginationRatio))
+	}
+	if px := w.Pixels; px.Tempered && px.Temperature == 0 {
+		add(src.blame(pathWorldModelPixels), "Tempered imagined training without an imagined temperature",
+			"world_model.pixels.tempered evaluates the imagined actions at the temperature they were sampled at, and temperature is 0 (the policy's own), so there is nothing to temper. Set temperature = 0.3 (measured), or drop tempered.")
 	}
 	if px := w.Pixels; px.RewCounterfactualJitter > 0 && px.RewCounterfactual == 0 {
 		add(src.blame(pathWorldModelPixels), "Counterfactual action noise without counterfactual endings",

@@ -69,9 +69,20 @@ type PixelWMSettings struct {
 	// them at its own temperature, so that the update treats an imagined action as one the
 	// policy sampled: with GRPO, the rollouts of a start differ more and more groups
 	// disagree. Without an importance weight for the other temperature the update is
-	// biased toward the imagined rollouts' actions; the clip bounds each update's move.
+	// biased toward the imagined rollouts' actions; the clip bounds each update's move
+	// (Tempered trains them at this temperature instead).
 	// 0: the policy's temperature (as real rollouts).
 	Temperature float64 `json:"temperature,omitempty"`
+	// Tempered (with Temperature) records the imagined actions' log-probabilities at
+	// Temperature, the distribution they were drawn from, and the update evaluates them
+	// there too (Chunk.Temperature, kernels.Batch.Temperatures): on the imagined steps the
+	// update is the on-policy one of the tempered policy softmax(z/Temperature), whose
+	// logits z the policy shares, instead of the policy's own with actions it would
+	// rarely sample. Without it the sampled tokens' gradient at the policy's low
+	// temperature, (e_a − π)/T with π nearly one-hot, points from the policy's choice
+	// toward the tempered sampler's on average whatever the outcome, and the policy
+	// flattens (measured: entropy 1.11 → 1.17 over 12 updates at 0.3 against 0.03).
+	Tempered bool `json:"tempered,omitempty"`
 	// Graded compares the rollouts of a start (with AdvGRPO and Group ≥ 2) by M_rew's
 	// p_success on the last imagined frame less the start's (the sum of the imagined
 	// rewards) instead of its verdict at ½, with mean-centred advantages (R_i − mean(R),
@@ -104,6 +115,9 @@ func (s PixelWMSettings) validate() error {
 	}
 	if s.Group < 0 {
 		errs = append(errs, fmt.Errorf("rollouts per start (group) must not be negative (0 or 1: one), got %d", s.Group))
+	}
+	if s.Tempered && !(s.Temperature > 0) {
+		errs = append(errs, errors.New("tempered imagined training evaluates the imagined actions at the temperature they were sampled at: set an imagined temperature with it"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("pixel world model: %w", err)
@@ -350,7 +364,8 @@ func cutChunk(c *Chunk, n, obsDim, frameBytes int, shape ActionShape) {
 // act samples n imagined rows' action tokens with the imaginer's generator: at the
 // policy's temperature, or at PixelWMSettings.Temperature with logp the log-probabilities
 // the policy gives the sampled tokens at its own (a teacher-forced pass after sampling;
-// the policy's temperature is restored before it).
+// the policy's temperature is restored before it) or, Tempered, at that temperature (the
+// sampler's own).
 func (p *pixelImaginer) act(fnet kernels.FrameNetwork, obs []float64, n int, a kernels.Actions, logp, values []float64) error {
 	if p.set.Temperature == 0 {
 		fnet.ActActions(obs, n, p.rng, a, logp, values)
@@ -367,7 +382,9 @@ func (p *pixelImaginer) act(fnet kernels.FrameNetwork, obs []float64, n int, a k
 	vp.Net().SetTemperature(p.set.Temperature)
 	fnet.ActActions(obs, n, p.rng, a, logp, values)
 	vp.Net().SetTemperature(own) // the value the policy was built with: bit for bit its scale
-	fnet.Evaluate(obs, n, a, logp, make([]float64, len(logp)), values)
+	if !p.set.Tempered {
+		fnet.Evaluate(obs, n, a, logp, make([]float64, len(logp)), values)
+	}
 	return nil
 }
 
@@ -386,6 +403,9 @@ func (p *pixelImaginer) startRow(c *Chunk, t, obsDim, frameBytes int, seq int64)
 	}
 	r.instr = slices.Clone(c.Frames[t*frameBytes+cams*im : (t+1)*frameBytes])
 	r.c = &Chunk{Env: -1, Seq: seq}
+	if p.set.Tempered {
+		r.c.Temperature = p.set.Temperature
+	}
 	return r
 }
 

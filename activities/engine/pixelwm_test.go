@@ -471,13 +471,15 @@ func TestPixelImaginationGroups(t *testing.T) {
 // sampling at the policy's own temperature (1, a random tiny VLA over 16 bins) is far
 // from — and recorded, either way, with the log-probabilities the policy gives them at its
 // own temperature (a teacher-forced pass over each recorded step gives the same), which
-// imagining leaves as it was.
+// imagining leaves as it was; Tempered, with those at the imagined temperature instead
+// (the same pass at that temperature, kernels.TemperedNetwork), which the chunks and the
+// trainer's batch carry (Chunk.Temperature, kernels.Batch.Temperatures).
 func TestPixelImaginationTemperature(t *testing.T) {
 	ctx := context.Background()
-	greedyShare := func(temp float64) float64 {
+	greedyShare := func(temp float64, tempered bool) float64 {
 		t.Helper()
 		cfg := pixelWMConfig()
-		cfg.PixelWM.Temperature = temp
+		cfg.PixelWM.Temperature, cfg.PixelWM.Tempered = temp, tempered
 		d, err := New(cfg, nil, walkFactory)
 		if err != nil {
 			t.Fatal(err)
@@ -505,7 +507,18 @@ func TestPixelImaginationTemperature(t *testing.T) {
 			g := kernels.Actions{Tokens: make([]int, n*nt), Continuous: make([]float64, n*d.shape.Reals)}
 			net.Greedy(c.Obs, n, g)
 			logp, ent, vals := make([]float64, n*nt), make([]float64, n*nt), make([]float64, n)
+			if want := map[bool]float64{true: temp}[tempered]; c.Temperature != want {
+				t.Fatalf("imagined temperature %v, tempered %v: chunk temperature %v, want %v", temp, tempered, c.Temperature, want)
+			}
+			if tempered {
+				temps := make([]float64, n)
+				for i := range temps {
+					temps[i] = temp
+				}
+				net.SetTemperatures(temps)
+			}
 			net.Evaluate(c.Obs, n, kernels.Actions{Tokens: c.Actions, Continuous: c.ContActions}, logp, ent, vals)
+			net.SetTemperatures(nil)
 			for i, tok := range c.Actions {
 				all++
 				if tok == g.Tokens[i] {
@@ -521,14 +534,20 @@ func TestPixelImaginationTemperature(t *testing.T) {
 		if all != 60*d.shape.Tokens {
 			t.Fatalf("imagined temperature %v: %d tokens, want the quota's %d", temp, all, 60*d.shape.Tokens)
 		}
+		d.tr.fill(img)
+		if b := d.tr.batch; tempered != (b.Temperatures != nil) || tempered && (len(b.Temperatures) != b.N || slices.ContainsFunc(b.Temperatures, func(v float64) bool { return v != temp })) {
+			t.Fatalf("imagined temperature %v, tempered %v: the batch's %d steps have temperatures %v", temp, tempered, b.N, b.Temperatures)
+		}
 		return float64(same) / float64(all)
 	}
 	// Margins: at 1e-3 a token differs from the argmax only where two logits lie within
 	// ~1e-2 (e^-10); at temperature 1 over 16 near-uniform bins about 1 in 16 agree.
-	if s := greedyShare(1e-3); s < 0.95 {
-		t.Errorf("at imagined temperature 1e-3 %.2f of the tokens are greedy, want at least 0.95", s)
+	for _, tempered := range []bool{false, true} {
+		if s := greedyShare(1e-3, tempered); s < 0.95 {
+			t.Errorf("at imagined temperature 1e-3 (tempered %v) %.2f of the tokens are greedy, want at least 0.95", tempered, s)
+		}
 	}
-	if s := greedyShare(0); s > 0.5 {
+	if s := greedyShare(0, false); s > 0.5 {
 		t.Errorf("at the policy's temperature %.2f of the tokens are greedy, want at most 0.5", s)
 	}
 }

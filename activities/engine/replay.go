@@ -34,8 +34,12 @@ type Chunk struct {
 	// T×ActionShape.LogProbs row-major; Values its V(o_t); Rewards what
 	// the environment returned.
 	LogProbs []float64 `json:"log_probs"`
-	Values   []float64 `json:"values"`
-	Rewards  []float64 `json:"rewards"`
+	// Temperature, when > 0, is the temperature the chunk's actions were sampled at and
+	// its LogProbs recorded at, which the update evaluates them at too (imagined chunks
+	// of PixelWMSettings.Tempered; 0: the policy's own, as every real chunk).
+	Temperature float64   `json:"temperature,omitempty"`
+	Values      []float64 `json:"values"`
+	Rewards     []float64 `json:"rewards"`
 	// Versions is the policy version that chose each action.
 	Versions []int64 `json:"versions"`
 	// Terminated means the episode ended in a terminal state after the last

@@ -172,6 +172,11 @@ func (t *trainer) fill(chunks []*Chunk) batchInfo {
 	if !frames {
 		b.Frames = nil
 	}
+	b.Temperatures = b.Temperatures[:0]
+	tempered := slices.ContainsFunc(chunks, func(c *Chunk) bool { return c.Temperature > 0 })
+	if !tempered {
+		b.Temperatures = nil
+	}
 	var info batchInfo
 	var staleSum, staleN int64
 	t.episodes, t.outcomes, t.imagined, t.imaginedOK = t.episodes[:0], t.outcomes[:0], t.imagined[:0], t.imaginedOK[:0]
@@ -216,6 +221,11 @@ func (t *trainer) fill(chunks []*Chunk) batchInfo {
 			fb := len(c.Frames) / c.Len()
 			for i := range c.Len() {
 				b.Frames = append(b.Frames, c.Frames[i*fb:(i+1)*fb])
+			}
+		}
+		if tempered {
+			for range c.Len() {
+				b.Temperatures = append(b.Temperatures, c.Temperature)
 			}
 		}
 		b.N += c.Len()

@@ -53,6 +53,9 @@ type sampleArm struct {
 	BCSuccess *float64 `json:"bc_success,omitempty"`
 	DemoSteps int64    `json:"demo_steps,omitempty"`
 	BCCached  bool     `json:"bc_cached,omitempty"`
+	// WMCached says the pretrained pixel world model came from --wm-cache (WallS then
+	// excludes its offline episodes and pretraining).
+	WMCached bool `json:"wm_cached,omitempty"`
 	// Curve is the evaluation mean return against online steps, one point per evaluation.
 	Curve []evalPoint `json:"eval_curve,omitempty"`
 	// GRPOEpisodes and GRPOMoved are, per update with GRPO advantages, the episodes that
@@ -119,60 +122,6 @@ func (s *sampleSeed) rate() {
 	s.RatioWithOffline = stepRatio(steps, w.StepsToTarget+w.OfflineSteps)
 }
 
-// sampleResult is the whole benchmark.
-type sampleResult struct {
-	Env         string       `json:"env"`
-	Target      float64      `json:"target"`
-	Window      int          `json:"window_episodes"`
-	Budget      int64        `json:"budget_env_steps"`
-	OfflineTraj int          `json:"offline_trajectories"`
-	Seeds       []sampleSeed `json:"seeds"`
-	// MedianRatio is the median of the seeds' Ratio, over the seeds not solved at the warm
-	// start (MeasuredSeeds of them; 0 when none is).
-	MedianRatio   float64 `json:"median_ratio"`
-	MeasuredSeeds int     `json:"measured_seeds"`
-	// MedianRatioWithOffline is the median of the same seeds' RatioWithOffline.
-	MedianRatioWithOffline float64 `json:"median_ratio_with_offline"`
-	// Suite is the tabletop suite (--env tabletop), whose policy is the micro-VLA cloned
-	// from the suite's demonstrations in both arms; ImaginationRatio the world-model arm's
-	// imagined share of each batch.
-	Suite            string  `json:"suite,omitempty"`
-	ImaginationRatio float64 `json:"imagination_ratio"`
-	// VLALayers and PretrainFrom are --vla-layers and --pretrain-from as given (tabletop
-	// only; absent: 2 layers, each arm cloned from the demonstrations).
-	VLALayers    int    `json:"vla_layers,omitempty"`
-	PretrainFrom string `json:"pretrain_from,omitempty"`
-	// GRPOGroup is --grpo-group: both arms trained with GRPO, the world-model arm
-	// imagining this many rollouts per start (absent: the critic recipe).
-	GRPOGroup int `json:"grpo_group,omitempty"`
-	// ImaginedTemperature is --imagined-temperature: the world-model arm's imagined
-	// rollouts sample their actions at it (world_model.pixels.temperature; absent: the
-	// policy's).
-	ImaginedTemperature float64 `json:"imagined_temperature,omitempty"`
-	// GradedImagined is --graded-imagined: the world-model arm's imagined groups ranked by
-	// M_rew's p_success change, mean-centred (world_model.pixels.graded).
-	GradedImagined bool `json:"graded_imagined,omitempty"`
-	// RewImagined is --rew-imagined (world_model.pixels.rew_imagined).
-	RewImagined int `json:"rew_imagined,omitempty"`
-	// RewCounterfactual is --rew-counterfactual (world_model.pixels.rew_counterfactual).
-	RewCounterfactual int `json:"rew_counterfactual,omitempty"`
-	// RewCounterfactualJitter is --rew-counterfactual-jitter
-	// (world_model.pixels.rew_counterfactual_jitter).
-	RewCounterfactualJitter float64 `json:"rew_counterfactual_jitter,omitempty"`
-	// HorizonMax is --horizon-max (world_model.horizon.end; absent: 50).
-	HorizonMax int `json:"horizon_max,omitempty"`
-	// SelfForcing and SelfForcingFrom are --self-forcing and --self-forcing-from
-	// (world_model.pixels.self_forcing and self_forcing_from; absent: off).
-	SelfForcing     int `json:"self_forcing,omitempty"`
-	SelfForcingFrom int `json:"self_forcing_from,omitempty"`
-	// EvalEpisodes, EvalEvery and Greedy describe the evaluation protocol (EvalEpisodes 0:
-	// solved by the training-episode window instead).
-	EvalEpisodes int   `json:"eval_episodes"`
-	EvalEvery    int64 `json:"eval_every_env_steps"`
-	Hold         int   `json:"eval_hold"`
-	Greedy       bool  `json:"eval_greedy"`
-}
-
 // sampleEval is the evaluation protocol of one benchmark.
 type sampleEval struct {
 	episodes int
@@ -185,6 +134,8 @@ type sampleEval struct {
 	// policies of the tabletop arms: both arms of a seed start from one clone.
 	bc    *bcCache
 	check string
+	// wm keeps the world-model arm's pretrained pixel world model (--wm-cache; nil: none).
+	wm *wmCache
 	// keep, when set, is the directory each arm's run directory is kept under
 	// (<keep>/<arm>/seed-<n>, what `accerl run` writes); empty: a temporary one, removed.
 	keep string
@@ -215,9 +166,11 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	selfForcing := fs.Int("self-forcing", 0, "with --env tabletop: M_obs pretrains with up to this many of its own predictions in the context from --self-forcing-from on (world_model.pixels.self_forcing; 0: off)")
 	selfForcingFrom := fs.Int("self-forcing-from", 0, "with --self-forcing: the M_obs pretraining step it starts at, below --obs-steps (world_model.pixels.self_forcing_from; late, e.g. 1600 of 2000, is what helped)")
 	imgTemp := fs.Float64("imagined-temperature", 0, "with --env tabletop: the world-model arm's imagined rollouts sample their action tokens at this temperature, recorded with the policy's own log-probabilities (world_model.pixels.temperature, at most 10; 0: the policy's 0.03)")
+	tempered := fs.Bool("tempered-imagined", false, "with --imagined-temperature: record the imagined actions' log-probabilities at that temperature and evaluate them there in the update (the tempered policy's on-policy update) instead of at the policy's own (world_model.pixels.tempered)")
 	grpoGroup := fs.Int("grpo-group", 0, "with --env tabletop: train both arms with the VLA check's GRPO recipe (each ended episode against its task's others, learning rate 1e-5) instead of the critic one, the world-model arm imagining this many rollouts from each start and comparing them by M_rew's success (world_model.pixels.group, at least 2; 0: the critic recipe)")
 	vlaLayers := fs.Int("vla-layers", 0, "with --env tabletop: the micro-VLA's transformer blocks in both arms (policy.vla.layers; 0 keeps 2), as `bench learn --vla-layers`")
 	pretrainFrom := fs.String("pretrain-from", "", "with --env tabletop: start both arms from a policy cloned before instead of cloning (pretrain.from): a run directory, a --bc-cache entry or a `bench bc --save-model` file; {seed} is replaced by the seed, e.g. 'spatial-vla-layers3-e40-seed{seed}.model' (docs/results/bc-models), and the network must match --vla-layers")
+	wmCacheDir := fs.String("wm-cache", "", "with --env tabletop: keep the world-model arm's pretrained pixel world model (offline episodes, M_obs, M_rew, proprio head) in this directory, per seed and pretraining recipe, so that ablations of the imagined training skip pretraining; empty it after changing the code that pretrains")
 	cacheDir := fs.String("bc-cache", "", "with --env tabletop: keep the behaviour-cloned policies in this directory, shared with 'accerl bench learn --bc-cache' (tabletop-SUITE-vla entries); without it the two arms of a seed still share one clone")
 	jsonOut := fs.String("json", "", "also write the results to this JSON file")
 	plotOut := fs.String("plot", "", "also draw both arms' evaluation curves (return against online steps, every seed) to this PNG file")
@@ -255,6 +208,9 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if !(*imgTemp >= 0 && *imgTemp <= 10) {
 			return fmt.Errorf("--imagined-temperature %g: give a sampling temperature in (0, 10], or 0 for the policy's", *imgTemp)
 		}
+		if *tempered && *imgTemp == 0 {
+			return fmt.Errorf("--tempered-imagined evaluates the imagined actions at the temperature they were sampled at; give --imagined-temperature 0.3 with it")
+		}
 		for _, f := range []struct {
 			flag string
 			n    int
@@ -274,7 +230,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			return fmt.Errorf("--self-forcing %d --self-forcing-from %d: give a depth of 1 to 4 (M_obs's context frames; 4 was measured) and a start below --obs-steps (%d), or 0 for neither", *selfForcing, *selfForcingFrom, obs)
 		}
 	} else {
-		for _, name := range []string{"obs-steps", "wm-fit-steps", "bc-cache", "vla-layers", "pretrain-from", "grpo-group", "imagined-temperature",
+		for _, name := range []string{"obs-steps", "wm-fit-steps", "bc-cache", "wm-cache", "vla-layers", "pretrain-from", "grpo-group", "imagined-temperature", "tempered-imagined",
 			"graded-imagined", "rew-imagined", "rew-counterfactual", "rew-counterfactual-jitter", "horizon-max", "self-forcing", "self-forcing-from"} {
 			if set[name] {
 				return fmt.Errorf("--%s is for --env tabletop (the pixel world model and the cloned VLA); drop it, or add --env tabletop", name)
@@ -306,6 +262,13 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		cache = &bcCache{dir: dir}
 	}
+	var wmc *wmCache
+	if *wmCacheDir != "" {
+		if err := os.MkdirAll(*wmCacheDir, 0o755); err != nil {
+			return fmt.Errorf("--wm-cache: %w", err)
+		}
+		wmc = &wmCache{dir: *wmCacheDir, log: stdout}
+	}
 	if *plotOut != "" && *evalEps == 0 {
 		return fmt.Errorf("--plot draws evaluation curves; it needs --eval-episodes > 0")
 	}
@@ -323,8 +286,9 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		EvalEpisodes: *evalEps, EvalEvery: *evalEvery, Hold: *hold, Greedy: *greedy, ImaginationRatio: *ratio}
 	ev := sampleEval{episodes: *evalEps, every: *evalEvery, hold: *hold, greedy: *greedy, window: *window, target: *target, keep: *keep}
 	if tabletopArms {
-		res.Suite, ev.bc, ev.check = *suite, cache, fmt.Sprintf("tabletop-%s-vla", *suite)
+		res.Suite, ev.bc, ev.wm, ev.check = *suite, cache, wmc, fmt.Sprintf("tabletop-%s-vla", *suite)
 		res.VLALayers, res.PretrainFrom, res.GRPOGroup, res.ImaginedTemperature, res.GradedImagined = *vlaLayers, *pretrainFrom, *grpoGroup, *imgTemp, *graded
+		res.TemperedImagined = *tempered
 		res.RewImagined, res.RewCounterfactual = *rewImagined, *rewCF
 		res.HorizonMax, res.SelfForcing, res.SelfForcingFrom, res.RewCounterfactualJitter = *horizonMax, *selfForcing, *selfForcingFrom, *rewCFJitter
 	}
@@ -346,6 +310,9 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	if *imgTemp > 0 {
 		recipe += fmt.Sprintf("; imagined actions sampled at temperature %g", *imgTemp)
+		if *tempered {
+			recipe += " and trained there"
+		}
 	}
 	if *graded {
 		recipe += "; imagined groups ranked by M_rew's p_success change"
@@ -365,7 +332,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	fmt.Fprintf(stdout, "%s: online env steps until %s reaches %g; budget %d steps per arm; world model pretrained on %d %s episodes, imagination ratio %g%s\n",
 		envLabel(*envKind, *suite), criterion, *target, *budget, *offline, behaviour, *ratio, recipe)
-	wmFlags := tabletopWMFlags{temperature: *imgTemp, graded: *graded, rewImagined: *rewImagined, rewCounterfactual: *rewCF,
+	wmFlags := tabletopWMFlags{temperature: *imgTemp, tempered: *tempered, graded: *graded, rewImagined: *rewImagined, rewCounterfactual: *rewCF,
 		selfForcing: *selfForcing, selfForcingFrom: *selfForcingFrom, horizonMax: *horizonMax, rewCounterfactualJitter: *rewCFJitter}
 	var ratios, ratiosOff []float64
 	for _, seed := range seeds {
@@ -488,12 +455,17 @@ func runSampleArm(ctx context.Context, cfg specs.Config, seed uint64, ev sampleE
 	}
 	// The behaviour-cloned warm start (tabletop): restored from the cache when this seed's
 	// clone is there (the other arm's, or an earlier bench's), else cloned and saved.
+	// The world-model arm's pretrained pixel world model likewise (--wm-cache).
 	var st runstate.State
 	arm.BCCached, err = ev.bc.around(ev.check, cfg, seed, dir, func(cloned func()) (err error) {
-		st, err = activities.RunLocal(ctx, activities.LocalRun{Experiment: "bench-sample-efficiency", Arm: "arm", Seed: seed,
-			SpecHash: "bench-sample-efficiency", Config: cfg, RunDir: dir}, func(st runstate.State, res activities.TrainSegmentResult) bool {
-			cloned()
-			return hook(st, res)
+		arm.WMCached, err = ev.wm.around(cfg, seed, dir, func(pretrained func()) (err error) {
+			st, err = activities.RunLocal(ctx, activities.LocalRun{Experiment: "bench-sample-efficiency", Arm: "arm", Seed: seed,
+				SpecHash: "bench-sample-efficiency", Config: cfg, RunDir: dir}, func(st runstate.State, res activities.TrainSegmentResult) bool {
+				cloned()
+				pretrained()
+				return hook(st, res)
+			})
+			return err
 		})
 		return err
 	})

@@ -12,6 +12,62 @@ import (
 // What `accerl bench sample-efficiency` prints and draws, and what it reads back from an
 // arm's run directory.
 
+// sampleResult is the whole benchmark.
+type sampleResult struct {
+	Env         string       `json:"env"`
+	Target      float64      `json:"target"`
+	Window      int          `json:"window_episodes"`
+	Budget      int64        `json:"budget_env_steps"`
+	OfflineTraj int          `json:"offline_trajectories"`
+	Seeds       []sampleSeed `json:"seeds"`
+	// MedianRatio is the median of the seeds' Ratio, over the seeds not solved at the warm
+	// start (MeasuredSeeds of them; 0 when none is).
+	MedianRatio   float64 `json:"median_ratio"`
+	MeasuredSeeds int     `json:"measured_seeds"`
+	// MedianRatioWithOffline is the median of the same seeds' RatioWithOffline.
+	MedianRatioWithOffline float64 `json:"median_ratio_with_offline"`
+	// Suite is the tabletop suite (--env tabletop), whose policy is the micro-VLA cloned
+	// from the suite's demonstrations in both arms; ImaginationRatio the world-model arm's
+	// imagined share of each batch.
+	Suite            string  `json:"suite,omitempty"`
+	ImaginationRatio float64 `json:"imagination_ratio"`
+	// VLALayers and PretrainFrom are --vla-layers and --pretrain-from as given (tabletop
+	// only; absent: 2 layers, each arm cloned from the demonstrations).
+	VLALayers    int    `json:"vla_layers,omitempty"`
+	PretrainFrom string `json:"pretrain_from,omitempty"`
+	// GRPOGroup is --grpo-group: both arms trained with GRPO, the world-model arm
+	// imagining this many rollouts per start (absent: the critic recipe).
+	GRPOGroup int `json:"grpo_group,omitempty"`
+	// ImaginedTemperature is --imagined-temperature: the world-model arm's imagined
+	// rollouts sample their actions at it (world_model.pixels.temperature; absent: the
+	// policy's).
+	ImaginedTemperature float64 `json:"imagined_temperature,omitempty"`
+	// TemperedImagined is --tempered-imagined (world_model.pixels.tempered).
+	TemperedImagined bool `json:"tempered_imagined,omitempty"`
+	// GradedImagined is --graded-imagined: the world-model arm's imagined groups ranked by
+	// M_rew's p_success change, mean-centred (world_model.pixels.graded).
+	GradedImagined bool `json:"graded_imagined,omitempty"`
+	// RewImagined is --rew-imagined (world_model.pixels.rew_imagined).
+	RewImagined int `json:"rew_imagined,omitempty"`
+	// RewCounterfactual is --rew-counterfactual (world_model.pixels.rew_counterfactual).
+	RewCounterfactual int `json:"rew_counterfactual,omitempty"`
+	// RewCounterfactualJitter is --rew-counterfactual-jitter
+	// (world_model.pixels.rew_counterfactual_jitter).
+	RewCounterfactualJitter float64 `json:"rew_counterfactual_jitter,omitempty"`
+	// HorizonMax is --horizon-max (world_model.horizon.end; absent: 50).
+	HorizonMax int `json:"horizon_max,omitempty"`
+	// SelfForcing and SelfForcingFrom are --self-forcing and --self-forcing-from
+	// (world_model.pixels.self_forcing and self_forcing_from; absent: off).
+	SelfForcing     int `json:"self_forcing,omitempty"`
+	SelfForcingFrom int `json:"self_forcing_from,omitempty"`
+	// EvalEpisodes, EvalEvery and Greedy describe the evaluation protocol (EvalEpisodes 0:
+	// solved by the training-episode window instead).
+	EvalEpisodes int   `json:"eval_episodes"`
+	EvalEvery    int64 `json:"eval_every_env_steps"`
+	Hold         int   `json:"eval_hold"`
+	Greedy       bool  `json:"eval_greedy"`
+}
+
 // envLabel names the benchmark's environment: the kind, and the suite on the tabletop.
 func envLabel(kind, suite string) string {
 	if kind == specs.EnvTabletop {

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"io"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/accerl/accerl/activities"
 	"github.com/accerl/accerl/runstore"
 	"github.com/accerl/accerl/specs"
 	"github.com/accerl/accerl/testenv/tabletop"
@@ -131,7 +133,7 @@ func TestSampleTabletopArmsShareTheClone(t *testing.T) {
 	base, wm := tiny(false, 0)
 
 	ev := sampleEval{episodes: 2, every: 256, hold: 1, greedy: true, window: 5, target: 0.9,
-		bc: &bcCache{dir: t.TempDir()}, check: "tabletop-spatial-vla"}
+		bc: &bcCache{dir: t.TempDir()}, check: "tabletop-spatial-vla", wm: &wmCache{dir: t.TempDir()}}
 	ctx := context.Background()
 	first, err := runSampleArm(ctx, base, 1, ev)
 	if err != nil {
@@ -141,7 +143,7 @@ func TestSampleTabletopArmsShareTheClone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.BCCached || !second.BCCached {
+	if first.BCCached || !second.BCCached || first.WMCached || second.WMCached {
 		t.Fatalf("clone cached: first arm %v, second %v; want the second to restore the first's", first.BCCached, second.BCCached)
 	}
 	for name, a := range map[string]sampleArm{"baseline": first, "world model": second} {
@@ -159,6 +161,43 @@ func TestSampleTabletopArmsShareTheClone(t *testing.T) {
 	if first.OfflineSteps != 0 || first.ImaginedSteps != 0 || second.OfflineSteps == 0 || second.ImaginedSteps == 0 {
 		t.Fatalf("offline/imagined steps: baseline %d/%d, world model %d/%d; want only the world model's", first.OfflineSteps, first.ImaginedSteps,
 			second.OfflineSteps, second.ImaginedSteps)
+	}
+	// --wm-cache: the world-model arm saved its pretrained world model; the same arm again
+	// restores it, and its pretraining resumes at the end: the final checkpoint is the
+	// cached one, its manifest (with its creation time) not rewritten.
+	entry, err := ev.wm.entry(wm, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := ev
+	again.keep = t.TempDir()
+	fourth, err := runSampleArm(ctx, wm, 1, again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fourth.WMCached || fourth.OfflineSteps != second.OfflineSteps || fourth.EnvSteps != 512 || fourth.ImaginedSteps == 0 {
+		t.Fatalf("world-model arm again: cached %v, %d offline steps (first time %d), %d online, %d imagined; want the cached model, the same offline steps, 512 and some",
+			fourth.WMCached, fourth.OfflineSteps, second.OfflineSteps, fourth.EnvSteps, fourth.ImaginedSteps)
+	}
+	manifests, _ := filepath.Glob(filepath.Join(entry, "pretrain", "step-*", "manifest.json"))
+	if len(manifests) == 0 {
+		t.Fatalf("cache entry %s holds no pretraining checkpoint", entry)
+	}
+	for _, m := range manifests {
+		rel, _ := filepath.Rel(entry, m)
+		want, _ := os.ReadFile(m)
+		got, err := os.ReadFile(filepath.Join(activities.WorldModelDir(filepath.Join(again.keep, "world-model", "seed-1")), rel))
+		if err != nil || string(got) != string(want) {
+			t.Fatalf("%s in the restored run: %q (%v); want the cache's %q, not pretrained again", rel, got, err, want)
+		}
+	}
+	// Another pretraining recipe is another entry.
+	other := wm
+	px := *wm.WorldModel.Pixels
+	px.ObsSteps++
+	other.WorldModel.Pixels = &px
+	if e2, _ := ev.wm.entry(other, 1); e2 == entry {
+		t.Fatalf("entry %s for two pretraining recipes", entry)
 	}
 	// --grpo-group: the world-model arm with GRPO over groups of 4 imagined rollouts runs
 	// through the same path from the same clone and trains on imagined steps.
@@ -214,6 +253,9 @@ func TestSampleTabletopFlags(t *testing.T) {
 		{[]string{"--env", "tabletop", "--graded-imagined"}, "--graded-imagined ranks the imagined rollouts of a start against each other under GRPO; give --grpo-group 8"},
 		{[]string{"--env", "tabletop", "--imagined-temperature", "11"}, "--imagined-temperature 11: give a sampling temperature in (0, 10]"},
 		{[]string{"--env", "tabletop", "--imagined-temperature", "-1"}, "--imagined-temperature -1: give a sampling temperature"},
+		{[]string{"--env", "tabletop", "--tempered-imagined"}, "--tempered-imagined evaluates the imagined actions at the temperature they were sampled at; give --imagined-temperature 0.3 with it"},
+		{[]string{"--tempered-imagined"}, "--tempered-imagined is for --env tabletop"},
+		{[]string{"--wm-cache", "x"}, "--wm-cache is for --env tabletop"},
 		{[]string{"--env", "tabletop", "--grpo-group", "1"}, "--grpo-group 1: GRPO compares the imagined rollouts of a start with each other; give at least 2"},
 		{[]string{"--env", "tabletop", "--grpo-group", "-3"}, "--grpo-group -3: GRPO compares"},
 		{[]string{"--env", "tabletop", "--vla-layers", "-1"}, "--vla-layers -1: give the micro-VLA's transformer blocks, at least 1"},
@@ -255,13 +297,13 @@ func TestSampleTabletopFlags(t *testing.T) {
 // the horizon schedule that `accerl run` reads, and nothing else moves.
 func TestTabletopWMFlagsApply(t *testing.T) {
 	base := sampleTabletopWM(sampleTabletopConfig("spatial", 4096, true), 200, 0.5, 2000, 8, 8)
-	f := tabletopWMFlags{temperature: 0.3, graded: true, rewImagined: 1, rewCounterfactual: 4, rewCounterfactualJitter: 0.3, selfForcing: 4, selfForcingFrom: 1600, horizonMax: 3}
+	f := tabletopWMFlags{temperature: 0.3, tempered: true, graded: true, rewImagined: 1, rewCounterfactual: 4, rewCounterfactualJitter: 0.3, selfForcing: 4, selfForcingFrom: 1600, horizonMax: 3}
 	got := base.Clone()
 	f.apply(&got)
 	want := base.Clone()
 	px := want.WorldModel.Pixels
 	px.Temperature, px.Graded, px.RewImagined, px.RewCounterfactual, px.SelfForcing, px.SelfForcingFrom = 0.3, true, 1, 4, 4, 1600
-	px.RewCounterfactualJitter = 0.3
+	px.RewCounterfactualJitter, px.Tempered = 0.3, true
 	// A cap below the schedule's start of 5 starts it at the cap.
 	want.WorldModel.Horizon.Start, want.WorldModel.Horizon.End = 3, 3
 	if !reflect.DeepEqual(got, want) {

@@ -92,10 +92,18 @@ func (m *Net[F]) headBackward(tape *Tape[F], dLogp, dEntropy []F, soft *SoftTarg
 			categoricalBack(tape.logp[r*k:(r+1)*k], tape.Entropy[r], tape.tokens[r/na][r%na], wlp, went, dz[r*k:(r+1)*k])
 		}
 	})
-	// The logits are (h·Wᵀ)/T: ∂L/∂(h·Wᵀ) = (∂L/∂z)/T.
+	// The logits are (h·Wᵀ)/T: ∂L/∂(h·Wᵀ) = (∂L/∂z)/T, with a sample's own factor after
+	// it (ForwardIntoAt).
 	if s := m.logitScale; s != 1 {
 		for i := range dz[:nb*na*k] {
 			dz[i] *= s
+		}
+	}
+	for i, s := range tape.rowScale {
+		if s != 1 {
+			for j := range dz[i*na*k : (i+1)*na*k] {
+				dz[i*na*k+j] *= s
+			}
 		}
 	}
 	ws.dh = grow(ws.dh, nb*na*d)

@@ -2,6 +2,7 @@ package vla
 
 import (
 	"fmt"
+	"math"
 )
 
 // Obs is one observation: camera images, an instruction and proprio.
@@ -45,9 +46,12 @@ type Tape[F Float] struct {
 	// logp is the B·nAct × K log-softmax (K = headWidth). Its columns
 	// follow the LM head's rows in the parameter layout: the Bins action
 	// tokens first, then (full head only) tokens 0 … V−Bins−1.
-	logp   []F
-	pool   []F // B × Dim mean of hf over the valid prefix positions
-	nValid []int
+	logp []F
+	// rowScale, when not nil, is per sample the factor its logits were multiplied by after
+	// the net's 1/T (ForwardIntoAt: 1/(T_i·logitScale); 1 at the net's own temperature).
+	rowScale []F
+	pool     []F // B × Dim mean of hf over the valid prefix positions
+	nValid   []int
 
 	// Scratch of the forward pass, kept so that ForwardInto reuses it.
 	x0        []F // embed's output, the input of block 0
@@ -103,6 +107,36 @@ func (m *Net[F]) ForwardInto(tape *Tape[F], batch []Obs, tokens [][]int) *Tape[F
 	}
 	if tape == nil {
 		tape = new(Tape[F])
+	}
+	tape.rowScale = tape.rowScale[:0]
+	m.run(tape, batch, tokens, m.cfg.ActionDims, nil)
+	return tape
+}
+
+// ForwardIntoAt is ForwardInto with sample i's action-token distribution at temperature
+// temps[i] instead of the net's own (SetTemperature) where temps[i] > 0: its logits are
+// divided by temps[i], in its log-probabilities, entropies and their gradients (Backward).
+// Samples at 0 are evaluated exactly as by ForwardInto. An RL learner uses it for actions
+// that were sampled at another temperature than the policy acts at (the pixel world
+// model's imagined rollouts), so that their log-probabilities and ratios are those of the
+// distribution they were drawn from. It panics unless len(temps) is the batch's and every
+// temperature is a non-negative number.
+func (m *Net[F]) ForwardIntoAt(tape *Tape[F], batch []Obs, tokens [][]int, temps []float64) *Tape[F] {
+	if len(temps) != len(batch) {
+		panic(fmt.Sprintf("vla: ForwardIntoAt: %d temperatures for %d samples", len(temps), len(batch)))
+	}
+	if tape == nil {
+		tape = new(Tape[F])
+	}
+	tape.rowScale = grow(tape.rowScale, len(temps))
+	for i, t := range temps {
+		if !(t >= 0) || math.IsInf(t, 0) {
+			panic(fmt.Sprintf("vla: ForwardIntoAt: sample %d's temperature %v must be a positive number (0: the net's own)", i, t))
+		}
+		tape.rowScale[i] = 1
+		if t > 0 {
+			tape.rowScale[i] = F(1 / (t * float64(m.logitScale)))
+		}
 	}
 	m.run(tape, batch, tokens, m.cfg.ActionDims, nil)
 	return tape
@@ -399,6 +433,13 @@ func (m *Net[F]) headForward(tape *Tape[F]) {
 	}
 	tape.logp = grow(tape.logp, nb*na*k)
 	m.headLogits(tape.hact, nb*na, tape.logp)
+	for i, s := range tape.rowScale {
+		if s != 1 {
+			for j := range tape.logp[i*na*k : (i+1)*na*k] {
+				tape.logp[i*na*k+j] *= s
+			}
+		}
+	}
 	logSoftmax(tape.logp, nb*na, k, tape.logp)
 	tape.Logp, tape.Entropy = grow(tape.Logp, nb*na), grow(tape.Entropy, nb*na)
 	tape.Greedy = grow(tape.Greedy, nb*na)

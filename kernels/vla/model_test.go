@@ -1,6 +1,7 @@
 package vla
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -330,6 +331,77 @@ func TestTemperature(t *testing.T) {
 				}
 			}()
 			m.SetTemperature(bad)
+		}()
+	}
+}
+
+// ForwardIntoAt evaluates each sample at its own temperature: every row's log-probs,
+// entropies and gradients are those of a net set to that temperature (SetTemperature, whose
+// pass TestTemperature checks against log softmax(z/T) and the gradient checks cover), and
+// a row at 0 is ForwardInto's bit for bit.
+func TestForwardIntoAt(t *testing.T) {
+	c := tinyConfig(true)
+	rng := rand.New(rand.NewPCG(33, 34))
+	m := NewNet[float64](c, rng)
+	perturb(m.Params(), 0.5, rng)
+	const own = 0.5
+	m.SetTemperature(own)
+	batch, tokens := randObs(rng, c, 3), randTokens(rng, c, 3)
+	temps := []float64{0.25, 0, 2}
+	na := c.ActionDims
+	dLogp, dEnt := randVec[float64](rng, 3*na, 1), randVec[float64](rng, 3*na, 1)
+	dVal := randVec[float64](rng, 3, 1)
+
+	mixed := m.ForwardIntoAt(nil, batch, tokens, temps)
+	m.ZeroGrads()
+	m.Backward(mixed, dLogp, dEnt, dVal)
+	got := append([]float64(nil), m.Grads()...)
+
+	want := make([]float64, len(got))
+	for i, temp := range temps {
+		ref := NewNet[float64](c, rand.New(rand.NewPCG(1, 1)))
+		copy(ref.Params(), m.Params())
+		ref.SetTemperature(cmp.Or(temp, own))
+		one := ref.Forward(batch[i:i+1], tokens[i:i+1])
+		for k := range na {
+			a, b := mixed.Logp[i*na+k], one.Logp[k]
+			e, f := mixed.Entropy[i*na+k], one.Entropy[k]
+			// float64: logits scaled by 1/T_own then by T_own/T_i, or by 1/T_i at once,
+			// differ by a few ulps; 1e-12 on values of order 1-10.
+			if math.Abs(a-b) > 1e-12 || math.Abs(e-f) > 1e-12 || temp == 0 && (a != b || e != f) {
+				t.Fatalf("sample %d at T %v, position %d: log-prob %v entropy %v, a net at that temperature gives %v and %v", i, temp, k, a, e, b, f)
+			}
+		}
+		ref.ZeroGrads()
+		ref.Backward(one, dLogp[i*na:(i+1)*na], dEnt[i*na:(i+1)*na], dVal[i:i+1])
+		for j, g := range ref.Grads() {
+			want[j] += g
+		}
+	}
+	for j := range got {
+		// Sums of three per-sample gradients of order 1-100 (T = 0.25 scales by 4): 1e-9.
+		if math.Abs(got[j]-want[j]) > 1e-9*(1+math.Abs(want[j])) {
+			t.Fatalf("gradient %d%s = %v, the per-sample nets' sum is %v", j, "", got[j], want[j])
+		}
+	}
+	// ForwardInto after it evaluates every row at the net's own temperature again.
+	plain := m.ForwardInto(mixed, batch, tokens)
+	ref := NewNet[float64](c, rand.New(rand.NewPCG(1, 1)))
+	copy(ref.Params(), m.Params())
+	ref.SetTemperature(own)
+	for k, v := range ref.Forward(batch, tokens).Logp {
+		if plain.Logp[k] != v {
+			t.Fatalf("ForwardInto after ForwardIntoAt: log-prob %d = %v, want %v", k, plain.Logp[k], v)
+		}
+	}
+	for _, bad := range [][]float64{{1, 1}, {1, -1, 1}, {math.NaN(), 1, 1}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("ForwardIntoAt with temperatures %v did not panic", bad)
+				}
+			}()
+			m.ForwardIntoAt(nil, batch, tokens, bad)
 		}()
 	}
 }

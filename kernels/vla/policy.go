@@ -98,6 +98,7 @@ type Policy struct {
 	grads  []float64 // len ParamCount; the frozen head rows stay 0
 
 	frames          [][]byte
+	temps           []float64 // SetTemperatures
 	batch           []Obs
 	tape            *Tape[float32]
 	vtape           Tape[float32]
@@ -206,6 +207,12 @@ func (p *Policy) Clone() *Policy {
 
 // SetFrames implements kernels.FrameNetwork.
 func (p *Policy) SetFrames(frames [][]byte) { p.frames = frames }
+
+// SetTemperatures implements kernels.TemperedNetwork: Evaluate computes row i's
+// log-probabilities and entropies at temperature temps[i] (0: the policy's own;
+// Net.ForwardIntoAt) until the next call; nil evaluates every row at the policy's own.
+// Acting ignores them.
+func (p *Policy) SetTemperatures(temps []float64) { p.temps = temps }
 
 // observations decodes n rows into p.batch: the images are views of the
 // frames, the instruction and the proprio are converted.
@@ -348,7 +355,14 @@ func (p *Policy) Evaluate(obs []float64, n int, a kernels.Actions, logp, entropy
 	for i := range n {
 		p.tokens[i] = a.Tokens[i*t : (i+1)*t]
 	}
-	p.tape = p.net.ForwardInto(p.tape, batch, p.tokens)
+	if p.temps != nil {
+		if len(p.temps) != n {
+			panic(fmt.Sprintf("vla: Policy.Evaluate: %d temperatures for %d rows (SetTemperatures)", len(p.temps), n))
+		}
+		p.tape = p.net.ForwardIntoAt(p.tape, batch, p.tokens, p.temps)
+	} else {
+		p.tape = p.net.ForwardInto(p.tape, batch, p.tokens)
+	}
 	for i, x := range p.tape.Logp[:n*t] {
 		logp[i] = float64(x)
 	}
