@@ -127,7 +127,8 @@ func pixelWMSettings(c specs.Config) engine.PixelWMSettings {
 	_, execute := c.Policy.Chunk()
 	px := w.Pixels
 	return engine.PixelWMSettings{Enabled: true, ImaginationRatio: w.ImaginationRatio, Horizon: max(1, w.Horizon.Start), Execute: execute,
-		ObsEvery: w.ObsEvery, RewEvery: w.RewEvery, ObsFitSteps: px.ObsFitSteps, RewFitSteps: px.RewFitSteps, ProprioFitSteps: px.ProprioFitSteps, Group: px.Group, Temperature: px.Temperature, Tempered: px.Tempered, Graded: px.Graded}
+		ObsEvery: w.ObsEvery, RewEvery: w.RewEvery, ObsFitSteps: px.ObsFitSteps, RewFitSteps: px.RewFitSteps, ProprioFitSteps: px.ProprioFitSteps, Group: px.Group, Temperature: px.Temperature, Tempered: px.Tempered, Graded: px.Graded,
+		StartWithin: px.StartWithin}
 }
 
 // worldModelSettings maps the spec's world_model block. The horizon is the schedule's start;

@@ -82,6 +82,7 @@ func TestPixelWorldModel(t *testing.T) {
 	for _, tc := range []struct{ px, want string }{
 		{`self_forcing = 5`, "world_model.pixels.self_forcing = 5 replaces up to that many of M_obs's context frames with its own predictions, and world_model.history = 4 gives it only 4"},
 		{`rew_counterfactual_jitter = 0.3`, "world_model.pixels.rew_counterfactual_jitter = 0.3 is the noise on the actions that drive M_rew's counterfactual endings, and rew_counterfactual is 0"},
+		{`start_within = 8`, "world_model.pixels.start_within = 8 chooses where imagined rollouts start, and imagination_ratio is 0"},
 		{`tempered = true`, "world_model.pixels.tempered evaluates the imagined actions at the temperature they were sampled at, and temperature is 0"},
 		{`self_forcing_from = 100`, "self_forcing_from = 100 switches self-forcing on at that M_obs step, and self_forcing is 0 over obs_steps = 400"},
 		{"\n      self_forcing      = 4\n      self_forcing_from = 400\n    ", "self_forcing_from = 400 switches self-forcing on at that M_obs step, and self_forcing is 4 over obs_steps = 400"},

@@ -36,6 +36,7 @@ const (
 	attrGroup          = "group"
 	attrGraded         = "graded"
 	attrTempered       = "tempered"
+	attrStartWithin    = "start_within"
 	attrRewImagined    = "rew_imagined"
 	attrRewCounterfact = "rew_counterfactual"
 	attrRewCFJitter    = "rew_counterfactual_jitter"
@@ -171,6 +172,12 @@ type PixelWorldModel struct {
 	// policy) that evaluating the sampled actions at the policy's low temperature has.
 	// Omitted from the JSON while false, so specs without it keep their hash.
 	Tempered bool `json:"tempered,omitempty"`
+	// StartWithin, when > 0, starts the imagined rollouts only from the last start_within
+	// policy steps before the end of an episode of the update's real round (its success or
+	// its time limit), where the rollouts of a group can end differently within the
+	// horizon, instead of from any step. Omitted from the JSON while 0, so specs without it
+	// keep their hash.
+	StartWithin int `json:"start_within,omitempty"`
 	// Graded ranks the rollouts of a start (with group ≥ 2 and GRPO) by how far each took
 	// M_rew's p_success (its last imagined frame's less the start's) instead of by its
 	// verdict at ½, with mean-centred advantages (R − mean(R), no division by the std, as
@@ -285,6 +292,7 @@ var pixelWorldModelSchema = &hcl.BodySchema{
 		{Name: attrGroup},
 		{Name: attrTemp},
 		{Name: attrTempered},
+		{Name: attrStartWithin},
 		{Name: attrGraded},
 		{Name: attrRewImagined},
 		{Name: attrRewCounterfact},
@@ -367,6 +375,7 @@ func (d *decoder) decodePixelWorldModel(block *hcl.Block, p **PixelWorldModel) {
 	d.setInt(a, pre, attrGroup, &cp.Group, between(0, 1024))
 	d.setFloat(a, pre, attrTemp, &cp.Temperature, between(0, 10))
 	d.setBool(a, pre, attrTempered, &cp.Tempered)
+	d.setInt(a, pre, attrStartWithin, &cp.StartWithin, between(0, 1e6))
 	d.setBool(a, pre, attrGraded, &cp.Graded)
 	d.setInt(a, pre, attrRewImagined, &cp.RewImagined, between(0, 64))
 	d.setInt(a, pre, attrRewCounterfact, &cp.RewCounterfactual, between(0, 64))
@@ -459,6 +468,11 @@ func checkPixelWorldModel(c Config, src *sources, add func(subject hcl.Range, su
 		add(src.blame(pathWorldModelPixels, pathImaginationRatio), "Imagined sampling temperature without imagined training",
 			fmt.Sprintf("world_model.pixels.temperature = %g samples the actions of imagined rollouts, and imagination_ratio is %g, so nothing is imagined. Set imagination_ratio > 0 (with the VLA in sync mode), or drop temperature.",
 				px.Temperature, w.ImaginationRatio))
+	}
+	if px := w.Pixels; px.StartWithin > 0 && !(w.ImaginationRatio > 0) {
+		add(src.blame(pathWorldModelPixels, pathImaginationRatio), "Imagined starts without imagined training",
+			fmt.Sprintf("world_model.pixels.start_within = %d chooses where imagined rollouts start, and imagination_ratio is %g, so nothing is imagined. Set imagination_ratio > 0 (with the VLA in sync mode), or drop start_within.",
+				px.StartWithin, w.ImaginationRatio))
 	}
 	if px := w.Pixels; px.Tempered && px.Temperature == 0 {
 		add(src.blame(pathWorldModelPixels), "Tempered imagined training without an imagined temperature",

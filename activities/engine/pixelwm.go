@@ -89,6 +89,14 @@ type PixelWMSettings struct {
 	// kernels.EpisodePiece.Centred): rollouts that M_rew judges alike on both sides of ½
 	// still rank by how far each took p_success, and small differences stay small.
 	Graded bool `json:"graded,omitempty"`
+	// StartWithin, when > 0, draws the imagined rollouts' starts only from the last
+	// StartWithin steps of chunks in which an episode ended (terminated or truncated),
+	// instead of from every step: the starts whose imagined outcomes differ within a group
+	// (success is a few steps away or missed), where M_rew's verdicts on imagined endings
+	// were measured (`bench pixel-wm --counterfactual-jitter`), rather than mid-episode
+	// starts whose p_success barely changes in a horizon. An update whose round ended no
+	// episode imagines nothing. 0: every step.
+	StartWithin int `json:"start_within,omitempty"`
 	// ValSamples is the number of each update's real transitions on which M_obs's
 	// one-step error over copying the last frame's is measured before any fit
 	// (UpdateReport.WMValLoss, the horizon schedule's loss; 0: DefaultPixelValSamples).
@@ -109,6 +117,9 @@ func (s PixelWMSettings) validate() error {
 	if min(s.ObsEvery, s.RewEvery, s.ObsFitSteps, s.RewFitSteps, s.ProprioFitSteps, s.ValSamples) < 0 {
 		errs = append(errs, fmt.Errorf("online fit settings must not be negative, got every %d/%d, steps %d/%d/%d, %d validation samples",
 			s.ObsEvery, s.RewEvery, s.ObsFitSteps, s.RewFitSteps, s.ProprioFitSteps, s.ValSamples))
+	}
+	if s.StartWithin < 0 {
+		errs = append(errs, fmt.Errorf("imagined starts within the last steps of episodes must not be negative (0: every step), got %d", s.StartWithin))
 	}
 	if !(s.Temperature >= 0) || math.IsInf(s.Temperature, 0) {
 		errs = append(errs, fmt.Errorf("imagined sampling temperature must be a positive number (0: the policy's), got %v", s.Temperature))
@@ -255,7 +266,8 @@ func (r *pixelRow) obs() []float64 {
 }
 
 // imagine rolls imagined chunks from starts drawn uniformly from the steps of chunks that
-// have History−1 steps before them in their chunk, with the trainer's network net (which
+// have History−1 steps before them in their chunk (with StartWithin, of those only the last
+// steps of chunks that ended an episode), with the trainer's network net (which
 // reads frames) at policy version version, until they hold quota steps (see the rounds
 // below), cutting the last. It returns nil when no chunk is long enough.
 func (p *pixelImaginer) imagine(ctx context.Context, net kernels.Network, chunks []*Chunk, shape ActionShape, version int64, quota, frameBytes int) ([]*Chunk, error) {
@@ -280,7 +292,14 @@ func (p *pixelImaginer) imagine(ctx context.Context, net kernels.Network, chunks
 		if len(c.Frames) != c.Len()*frameBytes {
 			return nil, fmt.Errorf("pixel world model: chunk (%d, %d) holds %d frame bytes for %d steps of %d", c.Env, c.Seq, len(c.Frames), c.Len(), frameBytes)
 		}
-		for t := k - 1; t < c.Len(); t++ {
+		from := k - 1
+		if w := p.set.StartWithin; w > 0 {
+			if !c.Terminated && !c.Truncated {
+				continue
+			}
+			from = max(from, c.Len()-w)
+		}
+		for t := from; t < c.Len(); t++ {
 			starts = append(starts, start{c, t})
 		}
 	}

@@ -551,3 +551,51 @@ func TestPixelImaginationTemperature(t *testing.T) {
 		t.Errorf("at the policy's temperature %.2f of the tokens are greedy, want at most 0.5", s)
 	}
 }
+
+// TestPixelImaginationStartWithin covers PixelWMSettings.StartWithin: the imagined
+// rollouts start (their first frame is the start's) only at the last StartWithin steps of
+// a chunk that ended its episode, never in a chunk cut mid-episode, where without it they
+// start at any step with enough context before it.
+func TestPixelImaginationStartWithin(t *testing.T) {
+	ctx := context.Background()
+	starts := func(within int) (allowed, other int) {
+		t.Helper()
+		cfg := pixelWMConfig()
+		cfg.PixelWM.StartWithin = within
+		d, err := New(cfg, nil, walkFactory)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.SetPixelWorldModel(tinyPixelWM(3)); err != nil {
+			t.Fatal(err)
+		}
+		real := walkChunks(t, d)
+		real[1].Terminated = false // cut mid-episode: no start there
+		real[1].NextObs = slices.Clone(real[1].Obs[:2])
+		fb := d.frameBytes
+		ok := map[string]bool{}
+		for step := walkSteps - 2; step < walkSteps; step++ {
+			ok[string(real[0].Frames[step*fb:(step+1)*fb])] = true
+		}
+		img, err := d.pix.imagine(ctx, d.tr.model(), real, d.shape, 0, 60, fb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range img {
+			if ok[string(c.Frames[:fb])] {
+				allowed++
+			} else {
+				other++
+			}
+		}
+		return allowed, other
+	}
+	if a, o := starts(2); a == 0 || o != 0 {
+		t.Errorf("start within 2: %d rollouts start at the ended chunk's last 2 steps, %d elsewhere; want all there", a, o)
+	}
+	// Without it the starts spread over both chunks (quota 60 at horizon 3: 20 draws over
+	// 2·(6 − history + 1) steps, 4 of them the ones above).
+	if a, o := starts(0); o == 0 {
+		t.Errorf("any start: %d rollouts at the ended chunk's last 2 steps and %d elsewhere; want some elsewhere", a, o)
+	}
+}

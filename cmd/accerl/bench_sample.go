@@ -167,6 +167,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	selfForcingFrom := fs.Int("self-forcing-from", 0, "with --self-forcing: the M_obs pretraining step it starts at, below --obs-steps (world_model.pixels.self_forcing_from; late, e.g. 1600 of 2000, is what helped)")
 	imgTemp := fs.Float64("imagined-temperature", 0, "with --env tabletop: the world-model arm's imagined rollouts sample their action tokens at this temperature, recorded with the policy's own log-probabilities (world_model.pixels.temperature, at most 10; 0: the policy's 0.03)")
 	tempered := fs.Bool("tempered-imagined", false, "with --imagined-temperature: record the imagined actions' log-probabilities at that temperature and evaluate them there in the update (the tempered policy's on-policy update) instead of at the policy's own (world_model.pixels.tempered)")
+	startWithin := fs.Int("imagined-start-within", 0, "with --env tabletop: the world-model arm starts its imagined rollouts only from the last N policy steps before the end of a real episode of the round, where a group's rollouts can end differently within the horizon (world_model.pixels.start_within; 0: any step)")
 	grpoGroup := fs.Int("grpo-group", 0, "with --env tabletop: train both arms with the VLA check's GRPO recipe (each ended episode against its task's others, learning rate 1e-5) instead of the critic one, the world-model arm imagining this many rollouts from each start and comparing them by M_rew's success (world_model.pixels.group, at least 2; 0: the critic recipe)")
 	vlaLayers := fs.Int("vla-layers", 0, "with --env tabletop: the micro-VLA's transformer blocks in both arms (policy.vla.layers; 0 keeps 2), as `bench learn --vla-layers`")
 	pretrainFrom := fs.String("pretrain-from", "", "with --env tabletop: start both arms from a policy cloned before instead of cloning (pretrain.from): a run directory, a --bc-cache entry or a `bench bc --save-model` file; {seed} is replaced by the seed, e.g. 'spatial-vla-layers3-e40-seed{seed}.model' (docs/results/bc-models), and the network must match --vla-layers")
@@ -222,6 +223,9 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if !(*rewCFJitter >= 0 && *rewCFJitter <= 2) || *rewCFJitter > 0 && *rewCF == 0 {
 			return fmt.Errorf("--rew-counterfactual-jitter %g: give the noise σ (action units, 0 to 2; 0.3 was measured) on the episodes' own actions that drive M_rew's counterfactual endings, with --rew-counterfactual N", *rewCFJitter)
 		}
+		if *startWithin < 0 {
+			return fmt.Errorf("--imagined-start-within %d: give the policy steps before an episode's end that imagined rollouts start from, at least 1 (8 is the horizon), or 0 for any step", *startWithin)
+		}
 		if *horizonMax < 0 {
 			return fmt.Errorf("--horizon-max %d: give the longest imagination in policy steps, at least 1, or 0 for 50", *horizonMax)
 		}
@@ -230,7 +234,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			return fmt.Errorf("--self-forcing %d --self-forcing-from %d: give a depth of 1 to 4 (M_obs's context frames; 4 was measured) and a start below --obs-steps (%d), or 0 for neither", *selfForcing, *selfForcingFrom, obs)
 		}
 	} else {
-		for _, name := range []string{"obs-steps", "wm-fit-steps", "bc-cache", "wm-cache", "vla-layers", "pretrain-from", "grpo-group", "imagined-temperature", "tempered-imagined",
+		for _, name := range []string{"obs-steps", "wm-fit-steps", "bc-cache", "wm-cache", "vla-layers", "pretrain-from", "grpo-group", "imagined-temperature", "tempered-imagined", "imagined-start-within",
 			"graded-imagined", "rew-imagined", "rew-counterfactual", "rew-counterfactual-jitter", "horizon-max", "self-forcing", "self-forcing-from"} {
 			if set[name] {
 				return fmt.Errorf("--%s is for --env tabletop (the pixel world model and the cloned VLA); drop it, or add --env tabletop", name)
@@ -288,7 +292,7 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if tabletopArms {
 		res.Suite, ev.bc, ev.wm, ev.check = *suite, cache, wmc, fmt.Sprintf("tabletop-%s-vla", *suite)
 		res.VLALayers, res.PretrainFrom, res.GRPOGroup, res.ImaginedTemperature, res.GradedImagined = *vlaLayers, *pretrainFrom, *grpoGroup, *imgTemp, *graded
-		res.TemperedImagined = *tempered
+		res.TemperedImagined, res.ImaginedStartWithin = *tempered, *startWithin
 		res.RewImagined, res.RewCounterfactual = *rewImagined, *rewCF
 		res.HorizonMax, res.SelfForcing, res.SelfForcingFrom, res.RewCounterfactualJitter = *horizonMax, *selfForcing, *selfForcingFrom, *rewCFJitter
 	}
@@ -327,12 +331,15 @@ func benchSample(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *horizonMax > 0 {
 		recipe += fmt.Sprintf("; imagination at most %d policy steps", *horizonMax)
 	}
+	if *startWithin > 0 {
+		recipe += fmt.Sprintf("; imagined rollouts start within %d policy steps of a real episode's end", *startWithin)
+	}
 	if *selfForcing > 0 {
 		recipe += fmt.Sprintf("; M_obs self-forced (depth %d) from step %d", *selfForcing, *selfForcingFrom)
 	}
 	fmt.Fprintf(stdout, "%s: online env steps until %s reaches %g; budget %d steps per arm; world model pretrained on %d %s episodes, imagination ratio %g%s\n",
 		envLabel(*envKind, *suite), criterion, *target, *budget, *offline, behaviour, *ratio, recipe)
-	wmFlags := tabletopWMFlags{temperature: *imgTemp, tempered: *tempered, graded: *graded, rewImagined: *rewImagined, rewCounterfactual: *rewCF,
+	wmFlags := tabletopWMFlags{temperature: *imgTemp, tempered: *tempered, startWithin: *startWithin, graded: *graded, rewImagined: *rewImagined, rewCounterfactual: *rewCF,
 		selfForcing: *selfForcing, selfForcingFrom: *selfForcingFrom, horizonMax: *horizonMax, rewCounterfactualJitter: *rewCFJitter}
 	var ratios, ratiosOff []float64
 	for _, seed := range seeds {

@@ -71,12 +71,13 @@ func sampleTabletopWM(base specs.Config, offline int, ratio float64, obsSteps, f
 }
 
 // tabletopWMFlags are the world-model arm's pixel flags (--imagined-temperature,
-// --tempered-imagined, --graded-imagined, --rew-imagined, --rew-counterfactual(-jitter), --self-forcing(-from),
+// --tempered-imagined, --imagined-start-within, --graded-imagined, --rew-imagined, --rew-counterfactual(-jitter), --self-forcing(-from),
 // --horizon-max), checked before the arms run.
 type tabletopWMFlags struct {
 	temperature                                                  float64
 	tempered, graded                                             bool
 	rewImagined, rewCounterfactual, selfForcing, selfForcingFrom int
+	startWithin                                                  int
 	rewCounterfactualJitter                                      float64
 	horizonMax                                                   int // 0: the schedule's end stays
 }
@@ -87,7 +88,7 @@ func (f tabletopWMFlags) apply(c *specs.Config) {
 	px := c.WorldModel.Pixels
 	px.Temperature, px.Graded, px.RewImagined, px.RewCounterfactual = f.temperature, f.graded, f.rewImagined, f.rewCounterfactual
 	px.SelfForcing, px.SelfForcingFrom, px.RewCounterfactualJitter = f.selfForcing, f.selfForcingFrom, f.rewCounterfactualJitter
-	px.Tempered = f.tempered
+	px.Tempered, px.StartWithin = f.tempered, f.startWithin
 	if h := &c.WorldModel.Horizon; f.horizonMax > 0 {
 		h.End, h.Start = f.horizonMax, min(h.Start, f.horizonMax)
 	}

@@ -44,6 +44,8 @@ type sampleResult struct {
 	ImaginedTemperature float64 `json:"imagined_temperature,omitempty"`
 	// TemperedImagined is --tempered-imagined (world_model.pixels.tempered).
 	TemperedImagined bool `json:"tempered_imagined,omitempty"`
+	// ImaginedStartWithin is --imagined-start-within (world_model.pixels.start_within).
+	ImaginedStartWithin int `json:"imagined_start_within,omitempty"`
 	// GradedImagined is --graded-imagined: the world-model arm's imagined groups ranked by
 	// M_rew's p_success change, mean-centred (world_model.pixels.graded).
 	GradedImagined bool `json:"graded_imagined,omitempty"`

@@ -256,6 +256,8 @@ func TestSampleTabletopFlags(t *testing.T) {
 		{[]string{"--env", "tabletop", "--tempered-imagined"}, "--tempered-imagined evaluates the imagined actions at the temperature they were sampled at; give --imagined-temperature 0.3 with it"},
 		{[]string{"--tempered-imagined"}, "--tempered-imagined is for --env tabletop"},
 		{[]string{"--wm-cache", "x"}, "--wm-cache is for --env tabletop"},
+		{[]string{"--imagined-start-within", "8"}, "--imagined-start-within is for --env tabletop"},
+		{[]string{"--env", "tabletop", "--imagined-start-within", "-1"}, "--imagined-start-within -1: give the policy steps before an episode's end"},
 		{[]string{"--env", "tabletop", "--grpo-group", "1"}, "--grpo-group 1: GRPO compares the imagined rollouts of a start with each other; give at least 2"},
 		{[]string{"--env", "tabletop", "--grpo-group", "-3"}, "--grpo-group -3: GRPO compares"},
 		{[]string{"--env", "tabletop", "--vla-layers", "-1"}, "--vla-layers -1: give the micro-VLA's transformer blocks, at least 1"},
@@ -297,13 +299,13 @@ func TestSampleTabletopFlags(t *testing.T) {
 // the horizon schedule that `accerl run` reads, and nothing else moves.
 func TestTabletopWMFlagsApply(t *testing.T) {
 	base := sampleTabletopWM(sampleTabletopConfig("spatial", 4096, true), 200, 0.5, 2000, 8, 8)
-	f := tabletopWMFlags{temperature: 0.3, tempered: true, graded: true, rewImagined: 1, rewCounterfactual: 4, rewCounterfactualJitter: 0.3, selfForcing: 4, selfForcingFrom: 1600, horizonMax: 3}
+	f := tabletopWMFlags{temperature: 0.3, tempered: true, startWithin: 8, graded: true, rewImagined: 1, rewCounterfactual: 4, rewCounterfactualJitter: 0.3, selfForcing: 4, selfForcingFrom: 1600, horizonMax: 3}
 	got := base.Clone()
 	f.apply(&got)
 	want := base.Clone()
 	px := want.WorldModel.Pixels
 	px.Temperature, px.Graded, px.RewImagined, px.RewCounterfactual, px.SelfForcing, px.SelfForcingFrom = 0.3, true, 1, 4, 4, 1600
-	px.RewCounterfactualJitter, px.Tempered = 0.3, true
+	px.RewCounterfactualJitter, px.Tempered, px.StartWithin = 0.3, true, 8
 	// A cap below the schedule's start of 5 starts it at the cap.
 	want.WorldModel.Horizon.Start, want.WorldModel.Horizon.End = 3, 3
 	if !reflect.DeepEqual(got, want) {
