@@ -320,3 +320,46 @@ func TestTabletopWMFlagsApply(t *testing.T) {
 		}
 	}
 }
+
+// wmCache.save copies a finished pretraining's world-model directory into its entry, keeps
+// an entry saved before (another bench's), leaves no temporary directory behind, and saves
+// nothing for a run whose pretraining left no scores.
+func TestWMCacheSave(t *testing.T) {
+	c := wmCache{dir: t.TempDir()}
+	run := func(scores, marker string) string {
+		dir := t.TempDir()
+		wm := activities.WorldModelDir(dir)
+		if err := os.MkdirAll(filepath.Join(wm, "pretrain"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if scores != "" {
+			if err := os.WriteFile(filepath.Join(wm, activities.PixelScoresFile), []byte(scores), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(wm, "pretrain", "marker"), []byte(marker), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	entry := filepath.Join(c.dir, "pixel-wm-spatial-seed1-abc")
+	if err := c.save(entry, run("", "unfinished")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(entry); err == nil {
+		t.Fatal("saved an entry for a pretraining that left no scores")
+	}
+	if err := c.save(entry, run("{}", "first")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.save(entry, run("{}", "second")); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(entry, "pretrain", "marker")); err != nil || string(b) != "first" {
+		t.Fatalf("entry holds %q (%v), want the first save's", b, err)
+	}
+	left, _ := os.ReadDir(c.dir)
+	if len(left) != 1 {
+		t.Fatalf("cache directory holds %d entries, want the one (no temporary left)", len(left))
+	}
+}

@@ -97,7 +97,8 @@ func (c wmCache) restore(entry, runDir string) (bool, error) {
 }
 
 // save copies the run's world-model directory into the cache entry (under a temporary
-// name, renamed when complete, so an interrupted save leaves no half entry). A run whose
+// name, renamed when complete, so an interrupted save leaves no half entry; when another
+// bench saved the entry meanwhile, its copy stays). A run whose
 // pretraining left no scores file has not finished it, and saves nothing.
 func (c wmCache) save(entry, runDir string) error {
 	src := activities.WorldModelDir(runDir)
@@ -107,15 +108,20 @@ func (c wmCache) save(entry, runDir string) error {
 	if _, err := os.Stat(entry); err == nil {
 		return nil
 	}
-	tmp := entry + ".tmp"
-	if err := os.RemoveAll(tmp); err != nil {
+	// A temporary directory of its own: two benches may save the same entry at once.
+	tmp, err := os.MkdirTemp(c.dir, filepath.Base(entry)+".tmp-*")
+	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
-		return err
-	}
+	defer os.RemoveAll(tmp) // gone after the rename; left over only on failure
 	if err := os.CopyFS(tmp, os.DirFS(src)); err != nil {
 		return fmt.Errorf("bench sample-efficiency --wm-cache: save %s: %w", src, err)
 	}
-	return os.Rename(tmp, entry)
+	if err := os.Rename(tmp, entry); err != nil {
+		if _, serr := os.Stat(entry); serr == nil {
+			return nil // another bench saved the same entry first
+		}
+		return fmt.Errorf("bench sample-efficiency --wm-cache: save %s: %w", entry, err)
+	}
+	return nil
 }
