@@ -129,29 +129,46 @@ func (c bcCache) restore(entry, runDir string) (bool, error) {
 	return true, nil
 }
 
-// save copies the run's cloned policy and its summary into the cache entry (written under
-// a temporary name and renamed, so an interrupted save leaves no half entry).
+// save copies the run's cloned policy and its summary into the cache entry
+// (saveCacheEntry).
 func (c bcCache) save(entry, runDir string) error {
+	return saveCacheEntry(entry, func(tmp string) error {
+		b, err := os.ReadFile(filepath.Join(runDir, runstore.PretrainFile))
+		if err != nil {
+			return fmt.Errorf("bench learn --bc-cache: %w", err)
+		}
+		final, dst := activities.BCPolicyDir(runDir), activities.BCPolicyDir(tmp)
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			return err
+		}
+		if err := os.CopyFS(dst, os.DirFS(final)); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(tmp, runstore.PretrainFile), b, 0o644)
+	})
+}
+
+// saveCacheEntry makes a cache entry (--bc-cache, --wm-cache) unless it exists: fill writes
+// its files into a temporary directory of its own beside it, which is renamed to entry when
+// complete, so an interrupted save leaves no half entry and two benches saving one entry at
+// once do not mix their files; when another bench saved the entry meanwhile, its copy stays.
+func saveCacheEntry(entry string, fill func(tmp string) error) error {
 	if _, err := os.Stat(entry); err == nil {
 		return nil
 	}
-	tmp := entry + ".tmp"
-	if err := os.RemoveAll(tmp); err != nil {
-		return err
-	}
-	final, dst := activities.BCPolicyDir(runDir), activities.BCPolicyDir(tmp)
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return err
-	}
-	if err := os.CopyFS(dst, os.DirFS(final)); err != nil {
-		return fmt.Errorf("bench learn --bc-cache: save %s: %w", final, err)
-	}
-	b, err := os.ReadFile(filepath.Join(runDir, runstore.PretrainFile))
+	tmp, err := os.MkdirTemp(filepath.Dir(entry), filepath.Base(entry)+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("bench learn --bc-cache: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(tmp, runstore.PretrainFile), b, 0o644); err != nil {
 		return err
 	}
-	return os.Rename(tmp, entry)
+	defer os.RemoveAll(tmp) // gone after the rename; left over only on failure
+	if err := fill(tmp); err != nil {
+		return fmt.Errorf("save cache entry %s: %w", entry, err)
+	}
+	if err := os.Rename(tmp, entry); err != nil {
+		if _, serr := os.Stat(entry); serr == nil {
+			return nil // another bench saved the same entry first
+		}
+		return fmt.Errorf("save cache entry %s: %w", entry, err)
+	}
+	return nil
 }

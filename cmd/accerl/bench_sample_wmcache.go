@@ -96,32 +96,12 @@ func (c wmCache) restore(entry, runDir string) (bool, error) {
 	return true, nil
 }
 
-// save copies the run's world-model directory into the cache entry (under a temporary
-// name, renamed when complete, so an interrupted save leaves no half entry; when another
-// bench saved the entry meanwhile, its copy stays). A run whose
-// pretraining left no scores file has not finished it, and saves nothing.
+// save copies the run's world-model directory into the cache entry (saveCacheEntry). A
+// run whose pretraining left no scores file has not finished it, and saves nothing.
 func (c wmCache) save(entry, runDir string) error {
 	src := activities.WorldModelDir(runDir)
 	if _, err := os.Stat(filepath.Join(src, activities.PixelScoresFile)); err != nil {
 		return nil
 	}
-	if _, err := os.Stat(entry); err == nil {
-		return nil
-	}
-	// A temporary directory of its own: two benches may save the same entry at once.
-	tmp, err := os.MkdirTemp(c.dir, filepath.Base(entry)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp) // gone after the rename; left over only on failure
-	if err := os.CopyFS(tmp, os.DirFS(src)); err != nil {
-		return fmt.Errorf("bench sample-efficiency --wm-cache: save %s: %w", src, err)
-	}
-	if err := os.Rename(tmp, entry); err != nil {
-		if _, serr := os.Stat(entry); serr == nil {
-			return nil // another bench saved the same entry first
-		}
-		return fmt.Errorf("bench sample-efficiency --wm-cache: save %s: %w", entry, err)
-	}
-	return nil
+	return saveCacheEntry(entry, func(tmp string) error { return os.CopyFS(tmp, os.DirFS(src)) })
 }

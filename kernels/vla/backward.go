@@ -99,13 +99,7 @@ func (m *Net[F]) headBackward(tape *Tape[F], dLogp, dEntropy []F, soft *SoftTarg
 			dz[i] *= s
 		}
 	}
-	for i, s := range tape.rowScale {
-		if s != 1 {
-			for j := range dz[i*na*k : (i+1)*na*k] {
-				dz[i*na*k+j] *= s
-			}
-		}
-	}
+	scaleRows(dz, tape.rowScale, na*k)
 	ws.dh = grow(ws.dh, nb*na*d)
 	// The logit columns are the rows of the V × Dim head (action rows
 	// first), of which the slim head uses the first Bins.

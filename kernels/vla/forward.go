@@ -92,6 +92,32 @@ func (m *Net[F]) Forward(batch []Obs, tokens [][]int) *Tape[F] {
 // one. The tape's earlier contents, and slices taken from them (Logp,
 // Entropy, Value, Greedy), are overwritten.
 func (m *Net[F]) ForwardInto(tape *Tape[F], batch []Obs, tokens [][]int) *Tape[F] {
+	return m.forwardAt(tape, batch, tokens, nil)
+}
+
+// ForwardIntoAt is ForwardInto with sample i's action-token distribution at temperature
+// temps[i] instead of the net's own (SetTemperature) where temps[i] > 0: its logits are
+// divided by temps[i], in its log-probabilities, entropies and their gradients (Backward).
+// Samples at 0 are evaluated exactly as by ForwardInto. An RL learner uses it for actions
+// that were sampled at another temperature than the policy acts at (the pixel world
+// model's imagined rollouts), so that their log-probabilities and ratios are those of the
+// distribution they were drawn from. It panics unless len(temps) is the batch's and every
+// temperature is a non-negative number.
+func (m *Net[F]) ForwardIntoAt(tape *Tape[F], batch []Obs, tokens [][]int, temps []float64) *Tape[F] {
+	if len(temps) != len(batch) {
+		panic(fmt.Sprintf("vla: ForwardIntoAt: %d temperatures for %d samples", len(temps), len(batch)))
+	}
+	for i, t := range temps {
+		if !(t >= 0) || math.IsInf(t, 0) {
+			panic(fmt.Sprintf("vla: ForwardIntoAt: sample %d's temperature %v must be a positive number (0: the net's own)", i, t))
+		}
+	}
+	return m.forwardAt(tape, batch, tokens, temps)
+}
+
+// forwardAt checks the tokens and runs the training pass of ForwardInto (temps nil) or
+// ForwardIntoAt, recording each sample's logit factor in the tape for Backward.
+func (m *Net[F]) forwardAt(tape *Tape[F], batch []Obs, tokens [][]int, temps []float64) *Tape[F] {
 	if len(tokens) != len(batch) {
 		panic(fmt.Sprintf("vla: Forward: %d observations but %d token rows", len(batch), len(tokens)))
 	}
@@ -109,37 +135,27 @@ func (m *Net[F]) ForwardInto(tape *Tape[F], batch []Obs, tokens [][]int) *Tape[F
 		tape = new(Tape[F])
 	}
 	tape.rowScale = tape.rowScale[:0]
+	for _, t := range temps {
+		s := F(1)
+		if t > 0 {
+			s = F(1 / (t * float64(m.logitScale)))
+		}
+		tape.rowScale = append(tape.rowScale, s)
+	}
 	m.run(tape, batch, tokens, m.cfg.ActionDims, nil)
 	return tape
 }
 
-// ForwardIntoAt is ForwardInto with sample i's action-token distribution at temperature
-// temps[i] instead of the net's own (SetTemperature) where temps[i] > 0: its logits are
-// divided by temps[i], in its log-probabilities, entropies and their gradients (Backward).
-// Samples at 0 are evaluated exactly as by ForwardInto. An RL learner uses it for actions
-// that were sampled at another temperature than the policy acts at (the pixel world
-// model's imagined rollouts), so that their log-probabilities and ratios are those of the
-// distribution they were drawn from. It panics unless len(temps) is the batch's and every
-// temperature is a non-negative number.
-func (m *Net[F]) ForwardIntoAt(tape *Tape[F], batch []Obs, tokens [][]int, temps []float64) *Tape[F] {
-	if len(temps) != len(batch) {
-		panic(fmt.Sprintf("vla: ForwardIntoAt: %d temperatures for %d samples", len(temps), len(batch)))
-	}
-	if tape == nil {
-		tape = new(Tape[F])
-	}
-	tape.rowScale = grow(tape.rowScale, len(temps))
-	for i, t := range temps {
-		if !(t >= 0) || math.IsInf(t, 0) {
-			panic(fmt.Sprintf("vla: ForwardIntoAt: sample %d's temperature %v must be a positive number (0: the net's own)", i, t))
-		}
-		tape.rowScale[i] = 1
-		if t > 0 {
-			tape.rowScale[i] = F(1 / (t * float64(m.logitScale)))
+// scaleRows multiplies row i of x (rows of width values) by scale[i] where it is not 1:
+// the per-sample logit factors of ForwardIntoAt, on the logits and on their gradients.
+func scaleRows[F Float](x, scale []F, width int) {
+	for i, s := range scale {
+		if s != 1 {
+			for j := range x[i*width : (i+1)*width] {
+				x[i*width+j] *= s
+			}
 		}
 	}
-	m.run(tape, batch, tokens, m.cfg.ActionDims, nil)
-	return tape
 }
 
 // run is the forward pass over the prefix and nAct action positions into
@@ -433,13 +449,7 @@ func (m *Net[F]) headForward(tape *Tape[F]) {
 	}
 	tape.logp = grow(tape.logp, nb*na*k)
 	m.headLogits(tape.hact, nb*na, tape.logp)
-	for i, s := range tape.rowScale {
-		if s != 1 {
-			for j := range tape.logp[i*na*k : (i+1)*na*k] {
-				tape.logp[i*na*k+j] *= s
-			}
-		}
-	}
+	scaleRows(tape.logp, tape.rowScale, na*k)
 	logSoftmax(tape.logp, nb*na, k, tape.logp)
 	tape.Logp, tape.Entropy = grow(tape.Logp, nb*na), grow(tape.Entropy, nb*na)
 	tape.Greedy = grow(tape.Greedy, nb*na)
